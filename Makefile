@@ -1,0 +1,31 @@
+# Two commands: `make run` (the main job) and `make test` (the test suite).
+# Both bootstrap .venv idempotently: torch==2.13.0 (the CPU build) first, then the package
+# with every extra. The stamp file is rebuilt only when pyproject.toml changes.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.iclr25-installed
+JOBS   ?= 2
+
+.PHONY: run test lint venv clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet -e ".[all,dev]"
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/iclr25 reproduce --jobs $(JOBS)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadgroup
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+
+clean:
+	rm -rf $(VENV) runs

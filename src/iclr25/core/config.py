@@ -1,0 +1,262 @@
+"""Typed, frozen experiment configs and `key=value` overrides.
+
+A config is a frozen dataclass. Each field carries a docstring: a string literal on the line after
+the field, as in CleanRL's `Args`. `describe()` reads those docstrings back, so the CLI can show
+every field with its type, value and meaning. Values are validated in the dataclass's
+`__post_init__` (call `check(...)`), so a preset or an override can never build a bad config.
+
+Overrides are `key=value` strings. The value is parsed for the field's declared type
+(int, float, bool, str, Literal, tuple, Optional, nested dataclass via dotted keys). Unknown keys
+and values of the wrong type are rejected with a message naming the key, the value and what is
+allowed.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import functools
+import hashlib
+import inspect
+import itertools
+import json
+import textwrap
+import types
+import typing
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+from iclr25.core.errors import UsageError
+
+
+class ConfigError(UsageError):
+    """A config key or value that is not allowed."""
+
+
+def check(ok: bool, name: str, value: Any, allowed: str) -> None:
+    """Raise `ConfigError` naming `name`, `value` and `allowed` unless `ok`.
+
+    Use in `__post_init__`: `check(self.lr > 0, "lr", self.lr, "> 0")`.
+    """
+    if not ok:
+        raise ConfigError(f"{name}={value!r} is not allowed: must be {allowed}")
+
+
+@functools.cache
+def field_docs(cls: type) -> dict[str, str]:
+    """Return `{field: docstring}` from the string literals that follow each field in `cls`."""
+    docs: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        if not dataclasses.is_dataclass(klass):
+            continue
+        try:
+            source = textwrap.dedent(inspect.getsource(klass))
+        except (OSError, TypeError):
+            continue
+        body = ast.parse(source).body[0].body  # type: ignore[attr-defined]
+        for node, nxt in itertools.pairwise(body):
+            if (
+                isinstance(node, ast.AnnAssign)
+                and isinstance(node.target, ast.Name)
+                and isinstance(nxt, ast.Expr)
+                and isinstance(nxt.value, ast.Constant)
+                and isinstance(nxt.value.value, str)
+            ):
+                docs[node.target.id] = " ".join(nxt.value.value.split())
+    return docs
+
+
+def _type_name(tp: Any) -> str:
+    origin = typing.get_origin(tp)
+    if origin is Literal:
+        return " | ".join(repr(a) for a in typing.get_args(tp))
+    if origin in (typing.Union, types.UnionType):
+        return " | ".join(_type_name(a) for a in typing.get_args(tp))
+    if origin is tuple:
+        args = typing.get_args(tp)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return f"tuple[{_type_name(args[0])}, ...]"
+        return f"tuple[{', '.join(_type_name(a) for a in args)}]"
+    if tp is type(None):
+        return "None"
+    return getattr(tp, "__name__", str(tp))
+
+
+def _coerce(value: Any, tp: Any, key: str, raw: str) -> Any:
+    """Return `value` converted to `tp`, or raise ConfigError naming key and raw value."""
+
+    def fail() -> typing.NoReturn:
+        raise ConfigError(f"{key}={raw!r}: expected {_type_name(tp)}")
+
+    origin = typing.get_origin(tp)
+    if tp is Any:
+        return value
+    if origin is Literal:
+        allowed = typing.get_args(tp)
+        for a in allowed:
+            if value == a and type(value) is type(a):
+                return a
+        raise ConfigError(f"{key}={raw!r}: allowed values are {', '.join(map(repr, allowed))}")
+    if origin in (typing.Union, types.UnionType):
+        args = typing.get_args(tp)
+        if value is None and type(None) in args:
+            return None
+        for a in args:
+            if a is type(None):
+                continue
+            try:
+                return _coerce(value, a, key, raw)
+            except ConfigError:
+                pass
+        fail()
+    if origin is tuple:
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+            value = [_literal(v) for v in value]
+        if not isinstance(value, list | tuple):
+            value = [value]
+        args = typing.get_args(tp)
+        if len(args) == 2 and args[1] is Ellipsis:
+            args = (args[0],) * len(value)
+        if len(value) != len(args):
+            fail()
+        try:
+            return tuple(_coerce(v, a, key, raw) for v, a in zip(value, args))
+        except ConfigError:
+            fail()
+    if tp is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false", "yes", "no"):
+            return value.lower() in ("true", "yes")
+        if isinstance(value, int) and value in (0, 1):
+            return bool(value)
+        fail()
+    if tp is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        fail()
+    if tp is float:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+        fail()
+    if tp is str:
+        return value if isinstance(value, str) else str(value)
+    if isinstance(tp, type) and isinstance(value, tp):
+        return value
+    fail()
+
+
+def _literal(text: str) -> Any:
+    """Parse `text` as a Python literal, falling back to the plain string."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _set(cfg: Any, path: list[str], raw: str, full_key: str) -> Any:
+    fields = {f.name: f for f in dataclasses.fields(cfg)}
+    name = path[0]
+    if name not in fields:
+        raise ConfigError(
+            f"unknown config key {full_key!r} for {type(cfg).__name__} (valid: {', '.join(fields)})"
+        )
+    tp = _hints(type(cfg))[name]
+    current = getattr(cfg, name)
+    if len(path) > 1:
+        if not dataclasses.is_dataclass(current):
+            raise ConfigError(f"config key {full_key!r}: {name!r} has no sub-keys")
+        new = _set(current, path[1:], raw, full_key)
+    elif dataclasses.is_dataclass(current):
+        raise ConfigError(f"config key {full_key!r} is a group; set one of its fields with a dot")
+    else:
+        value = raw if tp is str else _literal(raw)
+        new = _coerce(value, tp, full_key, raw)
+    try:
+        return dataclasses.replace(cfg, **{name: new})
+    except ConfigError:
+        raise
+    except (TypeError, ValueError) as err:
+        raise ConfigError(f"{full_key}={raw!r}: {err}") from err
+
+
+def parse_override(item: str) -> tuple[str, str]:
+    """Split `key=value`; raise ConfigError when there is no `=` or no key."""
+    key, sep, value = item.partition("=")
+    if not sep or not key.strip():
+        raise ConfigError(f"override {item!r} is not of the form key=value")
+    return key.strip(), value.strip()
+
+
+def apply_overrides(cfg: Any, overrides: Iterable[str] | Mapping[str, Any]) -> Any:
+    """Return a copy of `cfg` with `key=value` overrides applied and validated.
+
+    Args:
+        cfg: A frozen dataclass instance.
+        overrides: `["lr=0.1", "model.width=32"]`, or a mapping of key to value
+            (values are converted with `str()` and parsed like command-line values).
+
+    Raises:
+        ConfigError: unknown key, malformed item, wrong type, or a value that the config's
+            own validation rejects.
+    """
+    items = (
+        [(k, v if isinstance(v, str) else repr(v)) for k, v in overrides.items()]
+        if isinstance(overrides, Mapping)
+        else [parse_override(o) for o in overrides]
+    )
+    for key, raw in items:
+        cfg = _set(cfg, key.split("."), raw, key)
+    return cfg
+
+
+def to_dict(cfg: Any) -> dict[str, Any]:
+    """Plain JSON-able dict of a config (tuples become lists)."""
+    return json.loads(json.dumps(dataclasses.asdict(cfg)))
+
+
+def from_dict(cls: type, data: Mapping[str, Any]) -> Any:
+    """Rebuild a config of type `cls` from `to_dict` output, validating every value."""
+    hints = _hints(cls)
+    kwargs = {}
+    for f in dataclasses.fields(cls):
+        if f.name not in data:
+            continue
+        value = data[f.name]
+        tp = hints[f.name]
+        if dataclasses.is_dataclass(tp) and isinstance(value, Mapping):
+            kwargs[f.name] = from_dict(tp, value)
+        else:
+            kwargs[f.name] = _coerce(value, tp, f.name, repr(value))
+    unknown = set(data) - {f.name for f in dataclasses.fields(cls)}
+    if unknown:
+        raise ConfigError(f"unknown config keys {sorted(unknown)} for {cls.__name__}")
+    return cls(**kwargs)
+
+
+def config_hash(cfg: Any) -> str:
+    """Short stable hash of a config's values (used to keep runs of different configs apart)."""
+    blob = json.dumps(to_dict(cfg), sort_keys=True).encode()
+    return hashlib.sha256(blob).hexdigest()[:10]
+
+
+def describe(cfg: Any, prefix: str = "") -> list[tuple[str, str, Any, str]]:
+    """Rows `(key, type, value, doc)` for every field of `cfg`, nested groups flattened."""
+    rows = []
+    docs = field_docs(type(cfg))
+    hints = _hints(type(cfg))
+    for f in dataclasses.fields(cfg):
+        value = getattr(cfg, f.name)
+        key = prefix + f.name
+        if dataclasses.is_dataclass(value):
+            rows.extend(describe(value, key + "."))
+        else:
+            rows.append((key, _type_name(hints[f.name]), value, docs.get(f.name, "")))
+    return rows

@@ -1,0 +1,57 @@
+"""Environment information stored with every result (scikit-learn's `show_versions` idea)."""
+
+from __future__ import annotations
+
+import functools
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+
+@functools.cache
+def _git_state() -> dict[str, Any]:
+    root = Path(__file__).resolve().parents[3]
+    try:
+        sha = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        ).stdout.strip()
+        return {"git_sha": sha, "git_dirty": bool(dirty)}
+    except (OSError, subprocess.SubprocessError):
+        return {"git_sha": None, "git_dirty": None}
+
+
+def envinfo() -> dict[str, Any]:
+    """Versions, CPU and thread settings, host and git state."""
+    import numpy
+    import scipy
+    import torch
+
+    from iclr25 import __version__
+
+    return {
+        "iclr25": __version__,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "host": platform.node(),
+        "cpu_count": os.cpu_count(),
+        "torch": torch.__version__,
+        "torch_threads": torch.get_num_threads(),
+        "numpy": numpy.__version__,
+        "scipy": scipy.__version__,
+        **_git_state(),
+    }

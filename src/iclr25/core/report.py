@@ -1,0 +1,427 @@
+"""Reports built from stored results only: never re-runs anything.
+
+- `build_html(root, out)`: a self-contained folder (index.html plus figures/*.png) with, per paper
+  and experiment, the claims with their verdicts beside the paper's numbers, and a table of every
+  metric as mean ± 95% bootstrap CI over seeds.
+- `update_docs(root, docs)`: rewrites the generated blocks of `docs/papers/<slug>.md` (results,
+  deviations collected from `# DEVIATION:` tags, metric glossary, stored benchmark tables) and
+  `docs/index.md`. With
+  `check=True` it only reports which files are stale.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import logging
+import re
+import tempfile
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from iclr25.core import registry
+from iclr25.core.claims import ClaimResult
+from iclr25.core.experiment import Experiment
+from iclr25.core.results import RunResult, atomic_write_text, iter_run_dirs, load_results
+from iclr25.core.runner import judge_claims
+from iclr25.core.stats import Interval, bootstrap_ci
+
+log = logging.getLogger(__name__)
+
+PRESET_ORDER = ("full", "quick", "smoke")
+VERDICT_MARK = {
+    "reproduced": "✅ reproduced",
+    "inconclusive": "❔ inconclusive",
+    "contradicted": "❌ contradicted",
+}
+PAPERS_SRC = Path(__file__).resolve().parents[1] / "papers"
+
+
+@dataclass(frozen=True)
+class RunGroup:
+    """The stored results of one experiment variant."""
+
+    experiment: Experiment
+    variant: str
+    results: list[RunResult]
+
+    @property
+    def ok(self) -> list[RunResult]:
+        """Successful seeds."""
+        return [r for r in self.results if r.status == "ok"]
+
+    def verdicts(self) -> list[ClaimResult]:
+        """Claim verdicts over the successful seeds."""
+        return judge_claims(self.experiment, self.results)
+
+    def metric_table(self) -> list[tuple[str, str, Interval]]:
+        """`(key, direction, interval)` for every metric, sorted by metric then method."""
+        values: dict[str, list[float]] = defaultdict(list)
+        for r in self.ok:
+            for k, v in r.metrics.items():
+                if v is not None:
+                    values[k].append(v)
+        keys = sorted(values, key=lambda k: (k.split("/", 1)[-1], k))
+        rows = []
+        for k in keys:
+            m = self.experiment.metric_for(k)
+            rows.append((k, m.direction if m else "", bootstrap_ci(values[k])))
+        return rows
+
+    def runtime(self) -> float:
+        """Total seconds of `run()` over seeds."""
+        return sum(r.runtime_s for r in self.results)
+
+
+def collect(root: Path, slugs: Sequence[str] | None = None) -> list[RunGroup]:
+    """Load every run folder under `root` whose experiment is registered (optionally filtered)."""
+    known = set(registry.experiment_names())
+    groups = []
+    for name, variant, folder in iter_run_dirs(root):
+        if name not in known or (slugs and name.split(".")[0] not in slugs):
+            continue
+        groups.append(RunGroup(registry.get_experiment(name), variant, load_results(folder)))
+    return groups
+
+
+def canonical(groups: Sequence[RunGroup]) -> dict[str, RunGroup]:
+    """Per experiment, the group of the largest plain preset (full > quick > smoke)."""
+    best: dict[str, RunGroup] = {}
+    for g in groups:
+        if g.variant not in PRESET_ORDER:
+            continue
+        cur = best.get(g.experiment.name)
+        if cur is None or PRESET_ORDER.index(g.variant) < PRESET_ORDER.index(cur.variant):
+            best[g.experiment.name] = g
+    return best
+
+
+def _fmt_effect(v: ClaimResult) -> str:
+    c = v.claim
+    if c.control_key is None:
+        return f"{v.treatment.fmt()} vs {c.control:g}"
+    return f"{v.treatment.fmt()} vs {v.control.fmt()}"
+
+
+# ---------------------------------------------------------------- markdown (docs pages)
+
+
+def claims_markdown(group: RunGroup) -> str:
+    """The claims table of one group as Markdown."""
+    lines = [
+        "| claim | paper | ours (mean ± 95% CI) | difference (95% CI) | verdict |",
+        "|---|---|---|---|---|",
+    ]
+    for v in group.verdicts():
+        diff = (
+            f"{v.effect.mean:.3g} [{v.effect.low:.3g}, {v.effect.high:.3g}]"
+            if v.effect.n >= 2
+            else "n/a"
+        )
+        lines.append(
+            f"| **{v.claim.id}**: {v.claim.statement} | {v.claim.paper_value or '—'} | "
+            f"{_fmt_effect(v)} (n={v.effect.n}) | {diff} | {VERDICT_MARK[v.verdict]}: "
+            f"{v.reason} |"
+        )
+    return "\n".join(lines)
+
+
+def metrics_markdown(group: RunGroup) -> str:
+    """Every metric of one group as a Markdown table."""
+    lines = ["| metric | better | mean ± 95% CI | n |", "|---|---|---|---|"]
+    for key, direction, iv in group.metric_table():
+        lines.append(f"| `{key}` | {direction} | {iv.fmt()} | {iv.n} |")
+    return "\n".join(lines)
+
+
+def group_markdown(group: RunGroup, figures: Sequence[Path] = (), rel: Path | None = None) -> str:
+    """One experiment's generated section for its docs page."""
+    failed = len(group.results) - len(group.ok)
+    head = (
+        f"### `{group.experiment.name}` ({group.variant} preset, {len(group.ok)} seeds"
+        + (f", {failed} failed" if failed else "")
+        + f", {group.runtime():.0f} s of compute)"
+    )
+    parts = [head, "", group.experiment.summary, ""]
+    if group.experiment.claims:
+        parts += [claims_markdown(group), ""]
+    for f in figures:
+        target = f.relative_to(rel) if rel else f
+        parts += [f"![{f.stem}]({target.as_posix()})", ""]
+    parts += [
+        "<details><summary>All metrics</summary>",
+        "",
+        metrics_markdown(group),
+        "",
+        "</details>",
+        "",
+    ]
+    return "\n".join(parts)
+
+
+def deviations(slug: str) -> list[tuple[str, str]]:
+    """`(file:line, text)` for every `# DEVIATION:` tag in the paper's source folder.
+
+    A tag continues on the comment lines right below it.
+    """
+    found = []
+    for path in sorted((PAPERS_SRC / slug).rglob("*.py")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for i, line in enumerate(lines):
+            m = re.search(r"#\s*DEVIATION:\s*(.*)", line)
+            if not m:
+                continue
+            text = m.group(1).strip()
+            for cont in lines[i + 1 :]:
+                c = cont.strip()
+                if not c.startswith("#") or re.match(r"#\s*[A-Z]+:", c):
+                    break
+                text += " " + c.lstrip("#").strip()
+            where = path.relative_to(PAPERS_SRC.parent).as_posix()
+            found.append((f"{where}:{i + 1}", text))
+    return found
+
+
+def glossary_markdown(experiments: Sequence[Experiment]) -> str:
+    """The logged-metrics glossary of a paper."""
+    lines = ["| metric | better | meaning |", "|---|---|---|"]
+    for exp in experiments:
+        for m in exp.metrics:
+            vol = " (wall-clock)" if m.volatile else ""
+            lines.append(f"| `{exp.name}`: `{m.pattern}` | {m.direction} | {m.doc}{vol} |")
+    return "\n".join(lines)
+
+
+def bench_markdown(bench_dir: Path, slug: str) -> str:
+    """The stored benchmark results `benchmarks/results/<slug>*.json` as Markdown tables."""
+    parts = []
+    for path in sorted(Path(bench_dir).glob(f"{slug}*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        rows = data.get("rows", [])
+        if not rows:
+            continue
+        cols = list(rows[0])
+        env = data.get("env", {})
+        parts += [
+            f"`{path.name}`: {data.get('benchmark', path.stem)}; reference: "
+            f"{data.get('reference', '-')}; torch {env.get('torch', '?')}, "
+            f"{data.get('settings', {}).get('threads', '?')} thread(s), {env.get('machine', '?')} "
+            f"with {env.get('cpu_count', '?')} cores.",
+            "",
+            "| " + " | ".join(cols) + " |",
+            "|" + "---|" * len(cols),
+            *("| " + " | ".join(f"{r.get(c)}" for c in cols) + " |" for r in rows),
+            "",
+        ]
+    return "\n".join(parts) or "No stored benchmark results."
+
+
+def replace_block(text: str, name: str, body: str) -> str:
+    """Replace what lies between `<!-- name:start -->` and `<!-- name:end -->`."""
+    pattern = re.compile(rf"(<!-- {name}:start -->\n).*?(<!-- {name}:end -->)", re.S)
+    if not pattern.search(text):
+        raise ValueError(f"the page has no <!-- {name}:start --> ... <!-- {name}:end --> block")
+    return pattern.sub(lambda m: m.group(1) + body.rstrip() + "\n" + m.group(2), text)
+
+
+def update_docs(
+    root: Path, docs: Path, check: bool = False, slugs: Sequence[str] | None = None
+) -> list[Path]:
+    """Regenerate the generated blocks of each paper page and `docs/index.md`.
+
+    Args:
+        root: The result store (normally `results/`).
+        docs: The docs folder (normally `docs/`).
+        check: Only report which files would change; write nothing.
+        slugs: Papers to update (default: all registered).
+
+    Returns:
+        The files that changed (or would change, with `check`).
+    """
+    root, docs = Path(root), Path(docs)
+    groups = canonical(collect(root, slugs))
+    changed: list[Path] = []
+    index_rows = []
+    for slug in slugs or registry.slugs():
+        page = docs / "papers" / f"{slug}.md"
+        if not page.exists():
+            log.warning("no docs page %s", page)
+            continue
+        exps = registry.get_experiments(slug)
+        sections = []
+        for exp in exps:
+            g = groups.get(exp.name)
+            if g is None:
+                sections.append(
+                    f"### `{exp.name}`\n\nNo stored results yet: run "
+                    f"`iclr25 reproduce --preset full --papers {slug} --out results`.\n"
+                )
+                continue
+            fig_dir = docs / "papers" / "figures"
+            figs: list[Path] = []
+            if exp.figures:
+                # with `check`, draw into a scratch folder: only the names reach the page
+                with tempfile.TemporaryDirectory() as scratch:
+                    drawn = exp.figures(g.ok, Path(scratch) if check else fig_dir)
+                    figs = [fig_dir / f.name for f in drawn]
+            sections.append(group_markdown(g, figs, rel=page.parent))
+            for v in g.verdicts():
+                index_rows.append(
+                    f"| [{slug}](papers/{slug}.md) | `{exp.name}` | {v.claim.statement} | "
+                    f"{v.claim.paper_value or '—'} | {_fmt_effect(v)} | {VERDICT_MARK[v.verdict]} |"
+                )
+        devs = deviations(slug)
+        dev_md = "\n".join(f"- {t} (`{loc}`)" for loc, t in devs) or "- none recorded"
+        old = page.read_text(encoding="utf-8")
+        new = replace_block(old, "results", "\n".join(sections))
+        new = replace_block(new, "deviations", dev_md)
+        new = replace_block(new, "metrics", glossary_markdown(exps))
+        if "<!-- bench:start -->" in new:
+            new = replace_block(
+                new, "bench", bench_markdown(docs.parent / "benchmarks" / "results", slug)
+            )
+        if new != old:
+            changed.append(page)
+            if not check:
+                atomic_write_text(page, new)
+    index = docs / "index.md"
+    body = "\n".join(
+        [
+            "| paper | experiment | claim | paper | ours | verdict |",
+            "|---|---|---|---|---|---|",
+            *index_rows,
+        ]
+    )
+    if index.exists():
+        old = index.read_text(encoding="utf-8")
+        new = replace_block(old, "verdicts", body)
+        if new != old:
+            changed.append(index)
+            if not check:
+                atomic_write_text(index, new)
+    return changed
+
+
+# ---------------------------------------------------------------- HTML report
+
+_CSS = """
+body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
+table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:.9em}
+td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top}
+th{background:#f3f3f3} code{font-size:.95em} img{max-width:100%;border:1px solid #eee}
+.reproduced{background:#e6f6e6}.inconclusive{background:#fff6dd}.contradicted{background:#fde4e4}
+.meta{color:#666;font-size:.85em}
+"""
+
+
+def _e(x: object) -> str:
+    return html.escape(str(x))
+
+
+def _claims_html(group: RunGroup) -> str:
+    rows = [
+        "<tr><th>claim</th><th>paper</th><th>ours (mean ± 95% CI)</th>"
+        "<th>difference [95% CI]</th><th>verdict</th></tr>"
+    ]
+    for v in group.verdicts():
+        diff = (
+            f"{v.effect.mean:.3g} [{v.effect.low:.3g}, {v.effect.high:.3g}]"
+            if v.effect.n >= 2
+            else "n/a"
+        )
+        rows.append(
+            f"<tr class='{v.verdict}'><td><b>{_e(v.claim.id)}</b>: {_e(v.claim.statement)}</td>"
+            f"<td>{_e(v.claim.paper_value or '—')}</td><td>{_e(_fmt_effect(v))} (n={v.effect.n})"
+            f"</td><td>{_e(diff)}</td><td>{_e(VERDICT_MARK[v.verdict])}<br>"
+            f"<span class='meta'>{_e(v.reason)}</span></td></tr>"
+        )
+    return "<table>" + "".join(rows) + "</table>"
+
+
+def _metrics_html(group: RunGroup) -> str:
+    rows = ["<tr><th>metric</th><th>better</th><th>mean ± 95% CI</th><th>n</th></tr>"]
+    for key, direction, iv in group.metric_table():
+        rows.append(
+            f"<tr><td><code>{_e(key)}</code></td><td>{_e(direction)}</td>"
+            f"<td>{_e(iv.fmt())}</td><td>{iv.n}</td></tr>"
+        )
+    return "<table>" + "".join(rows) + "</table>"
+
+
+def build_html(root: Path, out: Path, slugs: Sequence[str] | None = None) -> Path:
+    """Write the HTML report for the results under `root` into the folder `out`.
+
+    Returns:
+        The path of `index.html`.
+    """
+    root, out = Path(root), Path(out)
+    groups = collect(root, slugs)
+    fig_dir = out / "figures"
+    by_slug: dict[str, list[RunGroup]] = defaultdict(list)
+    for g in groups:
+        by_slug[g.experiment.slug].append(g)
+    summary = ["<tr><th>experiment</th><th>run</th><th>claim</th><th>verdict</th></tr>"]
+    body = []
+    for slug in registry.slugs():
+        if slug not in by_slug:
+            continue
+        paper = registry.get_paper(slug)
+        body.append(
+            f"<h2 id='{_e(slug)}'>{_e(slug)}: {_e(paper.title)}</h2>"
+            f"<p class='meta'>{_e(paper.authors)}, {_e(paper.venue)}. "
+            f"<a href='{_e(paper.url)}'>{_e(paper.url)}</a></p>"
+        )
+        for g in by_slug[slug]:
+            failed = len(g.results) - len(g.ok)
+            body.append(
+                f"<h3>{_e(g.experiment.name)} <span class='meta'>[{_e(g.variant)}] "
+                f"{len(g.ok)} seeds ok{f', {failed} failed' if failed else ''}, "
+                f"{g.runtime():.0f} s</span></h3><p>{_e(g.experiment.summary)}</p>"
+            )
+            if g.experiment.claims:
+                body.append(_claims_html(g))
+                for v in g.verdicts():
+                    summary.append(
+                        f"<tr class='{v.verdict}'><td><a href='#{_e(slug)}'>"
+                        f"{_e(g.experiment.name)}</a></td><td>{_e(g.variant)}</td>"
+                        f"<td>{_e(v.claim.statement)}</td><td>{_e(VERDICT_MARK[v.verdict])}"
+                        "</td></tr>"
+                    )
+            if g.experiment.figures and g.ok:
+                try:
+                    figs = g.experiment.figures(g.ok, fig_dir / g.variant)
+                except ImportError as err:  # matplotlib missing: tables only
+                    log.warning("no figures: %s", err)
+                    figs = []
+                for f in figs:
+                    body.append(
+                        f"<p><img src='{_e(f.relative_to(out).as_posix())}' alt='{_e(f.stem)}'></p>"
+                    )
+            body.append("<details><summary>All metrics</summary>" + _metrics_html(g) + "</details>")
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    page = (
+        "<!doctype html><html><head><meta charset='utf-8'><title>iclr25 report</title>"
+        f"<style>{_CSS}</style></head><body><h1>iclr25 reproduction report</h1>"
+        f"<p class='meta'>Generated {when} from the stored results in <code>{_e(root)}</code>. "
+        "Verdicts: paired bootstrap 95% CI over seeds (see docs/design.md).</p>"
+        "<h2>Verdicts</h2><table>"
+        + "".join(summary)
+        + "</table>"
+        + "".join(body)
+        + "</body></html>"
+    )
+    index = out / "index.html"
+    atomic_write_text(index, page)
+    return index
+
+
+def verdict_table(groups: Sequence[RunGroup]) -> list[tuple[str, str, str, str, str]]:
+    """Rows `(experiment, variant, claim id, ours, verdict)` for a terminal table."""
+    rows = []
+    for g in groups:
+        for v in g.verdicts():
+            rows.append((g.experiment.name, g.variant, v.claim.id, _fmt_effect(v), v.verdict))
+    return rows

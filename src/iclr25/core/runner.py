@@ -1,0 +1,376 @@
+"""Run an experiment over seeds: resolve, validate, dispatch, store, resume.
+
+`run_experiment` turns (experiment, preset, overrides, seeds) into one result file per seed.
+Everything a user can get wrong is checked before anything is written. Seeds whose result file
+already exists with status "ok" and the same config are skipped (resume). A seed that raises is
+recorded as failed and the others go on. Results are written by this process only, atomically,
+whichever backend ran them:
+
+- "local": in this process (`jobs=1`) or in `jobs` spawned worker processes;
+- "ray": one Ray task per seed, on a local Ray instance or the cluster at `address`.
+
+Both backends run the same `execute()` on the same inputs, so they write identical result files
+(up to wall-clock fields and metrics the experiment declares volatile).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import logging
+import math
+import multiprocessing as mp
+import os
+import time
+import traceback
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from iclr25.core import registry
+from iclr25.core.claims import ClaimResult, judge
+from iclr25.core.config import apply_overrides, config_hash, from_dict, to_dict
+from iclr25.core.context import RunContext
+from iclr25.core.errors import UsageError
+from iclr25.core.experiment import Experiment
+from iclr25.core.results import (
+    RunResult,
+    clean_stale_tmp,
+    read_result,
+    result_path,
+    write_result,
+)
+
+log = logging.getLogger(__name__)
+
+Backend = Literal["local", "ray"]
+BACKENDS = ("local", "ray")
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything a worker needs to run one seed (plain data, cheap to pickle)."""
+
+    experiment: str
+    preset: str
+    variant: str
+    config: dict[str, Any]
+    seed: int
+    threads: int
+    show_progress: bool | None = False
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A validated request: what will run and where its results go."""
+
+    experiment: Experiment
+    preset: str
+    config: Any
+    variant: str
+    seeds: tuple[int, ...]
+    folder: Path
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """The outcome of `run_experiment`."""
+
+    plan: Plan
+    results: list[RunResult]
+    resumed: tuple[int, ...]
+
+    @property
+    def failed(self) -> list[RunResult]:
+        """Seeds whose status is "failed"."""
+        return [r for r in self.results if r.status != "ok"]
+
+    def verdicts(self) -> list[ClaimResult]:
+        """Claim verdicts over the successful seeds."""
+        return judge_claims(self.plan.experiment, self.results)
+
+
+def judge_claims(exp: Experiment, results: Sequence[RunResult]) -> list[ClaimResult]:
+    """Judge every claim of `exp` over the "ok" results."""
+    ok = [r.metrics for r in results if r.status == "ok"]
+    clean = [{k: v for k, v in m.items() if v is not None} for m in ok]
+    return [judge(c, clean) for c in exp.claims]
+
+
+def parse_seeds(text: str | Sequence[int] | None) -> tuple[int, ...] | None:
+    """Parse `"0-4"`, `"0,2,7"` or `"1-3,8"` into seeds; None means the preset's default.
+
+    Raises:
+        UsageError: for an empty list, a negative seed or a malformed item.
+    """
+    if text is None:
+        return None
+    if isinstance(text, str):
+        seeds: list[int] = []
+        for item in (t.strip() for t in text.split(",")):
+            if not item:
+                continue
+            lo, sep, hi = item.partition("-")
+            try:
+                a = int(lo)
+                b = int(hi) if sep else a
+            except ValueError:
+                raise UsageError(
+                    f"--seeds {text!r}: {item!r} is not a seed or a range like 0-4"
+                ) from None
+            if b < a:
+                raise UsageError(f"--seeds {text!r}: range {item!r} is empty")
+            seeds.extend(range(a, b + 1))
+    else:
+        seeds = list(text)
+    if not seeds:
+        raise UsageError(f"--seeds {text!r}: the seed list is empty")
+    bad = [s for s in seeds if isinstance(s, bool) or not isinstance(s, int) or s < 0]
+    if bad:
+        raise UsageError(f"--seeds {text!r}: seeds must be non-negative ints, got {bad}")
+    return tuple(dict.fromkeys(seeds))  # unique, order kept
+
+
+def plan_run(
+    name: str,
+    preset: str = "quick",
+    seeds: str | Sequence[int] | None = None,
+    overrides: Iterable[str] = (),
+    out: str | Path = "runs",
+) -> Plan:
+    """Validate a request without writing anything.
+
+    Raises:
+        UsageError: unknown experiment or preset, bad override, empty seed list.
+    """
+    exp = registry.get_experiment(name)
+    base = exp.preset(preset)
+    overrides = list(overrides)
+    cfg = apply_overrides(base, overrides)
+    variant = preset if cfg == base else f"{preset}+{config_hash(cfg)}"
+    chosen = parse_seeds(seeds) or tuple(exp.default_seeds(preset))
+    folder = result_path(Path(out), exp.name, variant, 0).parent
+    return Plan(exp, preset, cfg, variant, chosen, folder)
+
+
+def _clean(value: Any) -> Any:
+    """Non-finite floats become None so that the result files are standard JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    return value
+
+
+def _check_metrics(metrics: Any) -> dict[str, float]:
+    if not isinstance(metrics, dict):
+        raise TypeError(f"run() must return a dict of metrics, got {type(metrics).__name__}")
+    out = {}
+    for k, v in metrics.items():
+        if not isinstance(k, str):
+            raise TypeError(f"metric key {k!r} is not a string")
+        try:
+            out[k] = float(v)
+        except (TypeError, ValueError):
+            raise TypeError(f"metric {k!r}={v!r} is not a number") from None
+    return out
+
+
+def execute(spec: RunSpec) -> dict[str, Any]:
+    """Run one seed and return its `RunResult` as a dict. Never raises for a failing `run()`.
+
+    Sets torch's thread count for the duration and seeds global RNGs (for third-party code);
+    the experiment itself draws from `ctx.rngs`.
+    """
+    import torch
+
+    from iclr25.core.envinfo import envinfo
+    from iclr25.core.seeding import seed_everything
+
+    exp = registry.get_experiment(spec.experiment)
+    cfg = from_dict(exp.config, spec.config)
+    previous_threads = torch.get_num_threads()
+    torch.set_num_threads(spec.threads)
+    ctx = RunContext(seed=spec.seed, preset=spec.preset, show_progress=spec.show_progress)
+    started = datetime.now(UTC).isoformat(timespec="seconds")
+    t0 = time.perf_counter()
+    error, metrics, status = None, {}, "ok"
+    try:
+        seed_everything(spec.seed)
+        metrics = _check_metrics(exp.run(cfg, ctx))
+    except Exception:  # a failing seed is recorded, the others go on
+        status = "failed"
+        error = "".join(traceback.format_exc().splitlines(keepends=True)[-30:])
+    finally:
+        runtime = time.perf_counter() - t0
+        env = envinfo()
+        torch.set_num_threads(previous_threads)
+    result = RunResult(
+        experiment=exp.name,
+        preset=spec.preset,
+        variant=spec.variant,
+        seed=spec.seed,
+        config=spec.config,
+        status=status,
+        metrics=metrics,
+        curves=ctx.curves,
+        error=error,
+        runtime_s=round(runtime, 4),
+        started_at=started,
+        env=env,
+    )
+    return _clean(result.to_dict())
+
+
+def _failed(spec: RunSpec, error: str) -> dict[str, Any]:
+    return RunResult(
+        experiment=spec.experiment,
+        preset=spec.preset,
+        variant=spec.variant,
+        seed=spec.seed,
+        config=spec.config,
+        status="failed",
+        error=error,
+    ).to_dict()
+
+
+def _run_local(specs: list[RunSpec], jobs: int) -> Iterator[dict[str, Any]]:
+    if jobs <= 1 or len(specs) == 1:
+        for spec in specs:
+            yield execute(spec)
+        return
+    ctx = mp.get_context("spawn")  # fork after torch has started threads can deadlock
+    pool = cf.ProcessPoolExecutor(max_workers=min(jobs, len(specs)), mp_context=ctx)
+    try:
+        futures = {pool.submit(execute, spec): spec for spec in specs}
+        for fut in cf.as_completed(futures):
+            try:
+                yield fut.result()
+            except Exception as err:  # the worker died (killed, out of memory)
+                yield _failed(futures[fut], f"worker process failed: {err!r}")
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _run_ray(specs: list[RunSpec], jobs: int, address: str | None) -> Iterator[dict[str, Any]]:
+    try:
+        import ray
+    except ImportError:
+        raise UsageError("--backend ray needs Ray: pip install 'iclr25[ray]'") from None
+    started = not ray.is_initialized()
+    if started:
+        os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+        kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+        if address:
+            kwargs["address"] = address
+        else:
+            kwargs["num_cpus"] = max(jobs, max(s.threads for s in specs))
+        ray.init(**kwargs)
+    refs: dict[Any, RunSpec] = {}
+    try:
+        task = ray.remote(execute)
+        refs.update({task.options(num_cpus=spec.threads).remote(spec): spec for spec in specs})
+        while refs:
+            done, _ = ray.wait(list(refs), num_returns=1)
+            spec = refs.pop(done[0])
+            try:
+                yield ray.get(done[0])
+            except Exception as err:  # a task or its worker died
+                yield _failed(spec, f"ray task failed: {err!r}")
+    finally:
+        for ref in refs:  # left over only when interrupted
+            ray.cancel(ref, force=True)
+        if started:
+            ray.shutdown()
+
+
+def default_threads(jobs: int) -> int:
+    """Threads per job so that `jobs` jobs fill the machine's cores."""
+    return max(1, (os.cpu_count() or 1) // max(1, jobs))
+
+
+def run_experiment(
+    name: str,
+    preset: str = "quick",
+    seeds: str | Sequence[int] | None = None,
+    overrides: Iterable[str] = (),
+    out: str | Path = "runs",
+    jobs: int = 1,
+    backend: Backend = "local",
+    address: str | None = None,
+    threads: int | None = None,
+    resume: bool = True,
+) -> RunReport:
+    """Run experiment `name` over seeds and store one result file per seed.
+
+    Args:
+        name: `slug.experiment` or a bare slug (its headline experiment).
+        preset: "smoke", "quick" or "full".
+        seeds: `"0-4"`, `"0,3"`, a sequence of ints, or None for the preset's default.
+        overrides: `key=value` strings applied on top of the preset.
+        out: Root folder of the result store.
+        jobs: Seeds run in parallel (worker processes or Ray tasks).
+        backend: "local" or "ray".
+        address: Ray cluster address (`ray://host:10001` or `host:6379`); None starts a local
+            Ray instance.
+        threads: torch threads per job (default: cores // jobs).
+        resume: Skip seeds that already have an "ok" result with the same config.
+
+    Returns:
+        The plan, every requested seed's result (resumed and new) and which were resumed.
+
+    Raises:
+        UsageError: bad input; nothing has been written.
+    """
+    if backend not in BACKENDS:
+        raise UsageError(f"--backend {backend!r} is not allowed: use one of {', '.join(BACKENDS)}")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise UsageError(f"--jobs {jobs!r} is not allowed: must be an int >= 1")
+    if threads is not None and (not isinstance(threads, int) or threads < 1):
+        raise UsageError(f"--threads {threads!r} is not allowed: must be an int >= 1")
+    if address is not None and backend != "ray":
+        raise UsageError("--address is only used with --backend ray")
+    plan = plan_run(name, preset, seeds, overrides, out)
+    config = to_dict(plan.config)
+    per_job = threads or default_threads(jobs)
+    clean_stale_tmp(plan.folder)
+
+    done: dict[int, RunResult] = {}
+    if resume:
+        for seed in plan.seeds:
+            path = plan.folder / f"seed={seed}.json"
+            if path.exists():
+                try:
+                    old = read_result(path)
+                except (ValueError, TypeError, KeyError):
+                    continue  # unreadable or old schema: rerun
+                if old.status == "ok" and old.config == config:
+                    done[seed] = old
+    pending = [s for s in plan.seeds if s not in done]
+    if done:
+        log.info(
+            "%s [%s]: resuming, seeds %s already done",
+            plan.experiment.name,
+            plan.variant,
+            sorted(done),
+        )
+    show = None if (jobs == 1 and backend == "local") else False
+    specs = [
+        RunSpec(plan.experiment.name, preset, plan.variant, config, s, per_job, show)
+        for s in pending
+    ]
+    stream = _run_ray(specs, jobs, address) if backend == "ray" else _run_local(specs, jobs)
+    new: dict[int, RunResult] = {}
+    for data in stream:
+        result = RunResult.from_dict(data)
+        write_result(Path(out), result)
+        new[result.seed] = result
+        line = f"{result.experiment} [{result.variant}] seed={result.seed} {result.status}"
+        log.info("%s in %.1fs", line, result.runtime_s)
+        if result.status != "ok":
+            log.warning("%s:\n%s", line, result.error)
+    results = [done.get(s) or new[s] for s in plan.seeds]
+    return RunReport(plan, results, tuple(sorted(done)))
