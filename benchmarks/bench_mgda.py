@@ -1,0 +1,78 @@
+"""Per-step wall-clock time of MGDA-FA against MGDA (and LS, Sener-Koltun) as K grows.
+
+The speed target of the MGDA issue: at K = 8, one MGDA-FA step takes at most 0.5x an MGDA step.
+MGDA needs K backward passes per step; MGDA-FA needs one backward pass and one extra forward.
+All methods are timed interleaved on the same minibatches (one step of each in turn), with a
+fixed torch thread count; the median over repetitions is reported, with the FA/MGDA ratio.
+
+    iclr25 bench mgda                      # or: python benchmarks/bench_mgda.py
+    iclr25 bench mgda --tasks 2,4,8,16 --reps 100 --threads 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import torch
+
+from iclr25.core.envinfo import envinfo
+from iclr25.core.results import atomic_write_text
+from iclr25.core.seeding import torch_seed
+from iclr25.papers.mgda.data import SequenceTasks, default_tasks
+from iclr25.papers.mgda.mtl import SharedLSTM, TrainSettings, step_times
+
+OUT = Path(__file__).resolve().parent / "results" / "mgda.json"
+METHODS = ("ls", "mgda", "mgda_fa", "sener_koltun")
+
+
+def main(argv: list[str] | None = None) -> dict:
+    p = argparse.ArgumentParser(prog="bench_mgda", description=__doc__.split("\n\n")[0])
+    p.add_argument("--tasks", default="2,4,8", help="values of K")
+    p.add_argument("--reps", type=int, default=60, help="timed steps per method and K")
+    p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--threads", type=int, default=1, help="torch threads (set explicitly)")
+    p.add_argument("--hidden", type=int, default=32)
+    p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--out", default=str(OUT), help="JSON file to write ('' for none)")
+    args = p.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    settings = TrainSettings(
+        steps=0, batch=args.batch, lr=0.3, beta=0.5, rho=0.5, warm_start_steps=40
+    )
+    rows = []
+    for k in (int(x) for x in args.tasks.split(",")):
+        data = SequenceTasks(default_tasks(k, 4, 20), 20, 4, 0.5)
+
+        def build(data=data):
+            with torch_seed(0):
+                return SharedLSTM(channels=4, hidden=args.hidden, num_tasks=len(data.tasks))
+
+        ms = step_times(
+            METHODS, build, data, settings, torch.Generator().manual_seed(k), args.reps, args.warmup
+        )
+        rows.append(
+            {
+                "K": k,
+                **{f"{m}_ms": round(v, 4) for m, v in ms.items()},
+                "fa_over_mgda": round(ms["mgda_fa"] / ms["mgda"], 4),
+            }
+        )
+    result = {
+        "benchmark": "mgda_step_time",
+        "reference": "mgda (K backward passes per step)",
+        "settings": vars(args),
+        "rows": rows,
+        "env": envinfo(),
+    }
+    if args.out:
+        atomic_write_text(Path(args.out), json.dumps(result, indent=1) + "\n")
+    return result
+
+
+if __name__ == "__main__":
+    res = main(sys.argv[1:])
+    for row in res["rows"]:
+        print(row)

@@ -1,0 +1,27 @@
+"""The static table of papers: slug -> experiments, without importing any paper.
+
+`iclr25 list` reads this table only. Each paper package `iclr25.papers.<slug>` exports `PAPER`
+(its card), and its `experiment` module exports `EXPERIMENTS`, a tuple of `Experiment`s whose
+names must match the ones listed here (a contract test checks it). The first experiment is the
+paper's headline experiment: `iclr25 run <slug>` runs it.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class PaperEntry(NamedTuple):
+    """One row of the static table."""
+
+    title: str
+    experiments: tuple[str, ...]
+    extras: tuple[str, ...] = ()
+
+
+PAPERS: dict[str, PaperEntry] = {
+    "mgda": PaperEntry(
+        title="MGDA under generalized l-smoothness (Zhang, Xiao, Ji, Zou)",
+        experiments=("toy", "lstm_mtl"),
+    ),
+}
