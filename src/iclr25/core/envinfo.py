@@ -51,6 +51,7 @@ def envinfo() -> dict[str, Any]:
         "cpu_count": os.cpu_count(),
         "torch": torch.__version__,
         "torch_threads": torch.get_num_threads(),
+        "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
         "numpy": numpy.__version__,
         "scipy": scipy.__version__,
         **_git_state(),

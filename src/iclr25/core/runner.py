@@ -16,6 +16,7 @@ Both backends run the same `execute()` on the same inputs, so they write identic
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import logging
 import math
 import multiprocessing as mp
@@ -46,6 +47,36 @@ log = logging.getLogger(__name__)
 
 Backend = Literal["local", "ray"]
 BACKENDS = ("local", "ray")
+THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+"""Environment variables that fix BLAS/OpenMP thread pools when a worker process starts."""
+
+
+def thread_env(threads: int) -> dict[str, str]:
+    """Environment for a worker process whose thread pools should use `threads` threads."""
+    return dict.fromkeys(THREAD_ENV, str(threads))
+
+
+@contextlib.contextmanager
+def _environ(changes: dict[str, str]) -> Iterator[None]:
+    old = {k: os.environ.get(k) for k in changes}
+    os.environ.update(changes)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _blas_limits(threads: int):
+    """Limit already-loaded BLAS/OpenMP pools in this process (needs threadpoolctl)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return contextlib.nullcontext()
+    return threadpool_limits(threads)
 
 
 @dataclass(frozen=True)
@@ -182,8 +213,8 @@ def _check_metrics(metrics: Any) -> dict[str, float]:
 def execute(spec: RunSpec) -> dict[str, Any]:
     """Run one seed and return its `RunResult` as a dict. Never raises for a failing `run()`.
 
-    Sets torch's thread count for the duration and seeds global RNGs (for third-party code);
-    the experiment itself draws from `ctx.rngs`.
+    Sets torch's thread count (and, with threadpoolctl installed, the BLAS pools') for the
+    duration and seeds global RNGs (for third-party code); the experiment draws from `ctx.rngs`.
     """
     import torch
 
@@ -200,7 +231,8 @@ def execute(spec: RunSpec) -> dict[str, Any]:
     error, metrics, status = None, {}, "ok"
     try:
         seed_everything(spec.seed)
-        metrics = _check_metrics(exp.run(cfg, ctx))
+        with _blas_limits(spec.threads):
+            metrics = _check_metrics(exp.run(cfg, ctx))
     except Exception:  # a failing seed is recorded, the others go on
         status = "failed"
         error = "".join(traceback.format_exc().splitlines(keepends=True)[-30:])
@@ -245,7 +277,8 @@ def _run_local(specs: list[RunSpec], jobs: int) -> Iterator[dict[str, Any]]:
     ctx = mp.get_context("spawn")  # fork after torch has started threads can deadlock
     pool = cf.ProcessPoolExecutor(max_workers=min(jobs, len(specs)), mp_context=ctx)
     try:
-        futures = {pool.submit(execute, spec): spec for spec in specs}
+        with _environ(thread_env(specs[0].threads)):  # workers start during submit
+            futures = {pool.submit(execute, spec): spec for spec in specs}
         for fut in cf.as_completed(futures):
             try:
                 yield fut.result()
@@ -272,7 +305,9 @@ def _run_ray(specs: list[RunSpec], jobs: int, address: str | None) -> Iterator[d
     refs: dict[Any, RunSpec] = {}
     try:
         task = ray.remote(execute)
-        refs.update({task.options(num_cpus=spec.threads).remote(spec): spec for spec in specs})
+        for spec in specs:
+            opts = {"num_cpus": spec.threads, "runtime_env": {"env_vars": thread_env(spec.threads)}}
+            refs[task.options(**opts).remote(spec)] = spec
         while refs:
             done, _ = ray.wait(list(refs), num_returns=1)
             spec = refs.pop(done[0])

@@ -157,7 +157,7 @@ def run_toy(cfg: ToyConfig, ctx: RunContext) -> dict[str, float]:
     metrics: dict[str, float] = {}
     log_steps = np.unique(np.geomspace(1, cfg.steps, 40).astype(int) // cfg.eval_every)
     g0 = problem.grads(x0).norm(dim=-1).amax(-1).numpy()  # max_i ||∇f_i(x_0)|| per radius
-    for method in TOY_METHODS:
+    for method in ctx.progress(TOY_METHODS, desc="constant-step runs"):
         tr = trajectories(
             problem,
             x0,
@@ -447,7 +447,7 @@ def run_lstm(cfg: LSTMConfig, ctx: RunContext) -> dict[str, float]:
             cos = float(est @ v / (est.norm().clamp_min(1e-12) * n))
             fa_diag.append((float(n), float((est - v).norm() / n), cos))
 
-    for method in MTL_METHODS:
+    for method in ctx.progress(MTL_METHODS, desc="multi-task training"):
         model = build(data)
         stepper = train(
             method,
