@@ -227,6 +227,58 @@ def replace_block(text: str, name: str, body: str) -> str:
     return pattern.sub(lambda m: m.group(1) + body.rstrip() + "\n" + m.group(2), text)
 
 
+def index_markdown(groups: dict[str, RunGroup]) -> str:
+    """The verdict table of `docs/index.md`: every claim of every paper with stored results."""
+    rows = [
+        "| paper | experiment | claim | paper | ours | verdict |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name in registry.experiment_names():
+        g = groups.get(name)
+        if g is None:
+            continue
+        slug = g.experiment.slug
+        for v in g.verdicts():
+            rows.append(
+                f"| [{slug}](papers/{slug}.md) | `{name}` | {v.claim.statement} | "
+                f"{v.claim.paper_value or '—'} | {_fmt_effect(v)} | {VERDICT_MARK[v.verdict]} |"
+            )
+    return "\n".join(rows)
+
+
+def _page_markdown(page: Path, slug: str, groups: dict[str, RunGroup], check: bool) -> str:
+    docs = page.parent.parent
+    exps = registry.get_experiments(slug)
+    sections = []
+    for exp in exps:
+        g = groups.get(exp.name)
+        if g is None:
+            sections.append(
+                f"### `{exp.name}`\n\nNo stored results yet: run "
+                f"`iclr25 reproduce --preset full --papers {slug} --out results`.\n"
+            )
+            continue
+        fig_dir = page.parent / "figures"
+        figs: list[Path] = []
+        if exp.figures:
+            # with `check`, draw into a scratch folder: only the names reach the page
+            with tempfile.TemporaryDirectory() as scratch:
+                drawn = exp.figures(g.ok, Path(scratch) if check else fig_dir)
+                figs = [fig_dir / f.name for f in drawn]
+        sections.append(group_markdown(g, figs, rel=page.parent))
+    devs = deviations(slug)
+    dev_md = "\n".join(f"- {t} (`{loc}`)" for loc, t in devs) or "- none recorded"
+    text = page.read_text(encoding="utf-8")
+    text = replace_block(text, "results", "\n".join(sections))
+    text = replace_block(text, "deviations", dev_md)
+    text = replace_block(text, "metrics", glossary_markdown(exps))
+    if "<!-- bench:start -->" in text:
+        text = replace_block(
+            text, "bench", bench_markdown(docs.parent / "benchmarks" / "results", slug)
+        )
+    return text
+
+
 def update_docs(
     root: Path, docs: Path, check: bool = False, slugs: Sequence[str] | None = None
 ) -> list[Path]:
@@ -236,72 +288,31 @@ def update_docs(
         root: The result store (normally `results/`).
         docs: The docs folder (normally `docs/`).
         check: Only report which files would change; write nothing.
-        slugs: Papers to update (default: all registered).
+        slugs: Papers whose pages to update (default: all registered). The index always
+            covers every paper with stored results.
 
     Returns:
         The files that changed (or would change, with `check`).
     """
     root, docs = Path(root), Path(docs)
-    groups = canonical(collect(root, slugs))
+    groups = canonical(collect(root))
     changed: list[Path] = []
-    index_rows = []
+    targets = {docs / "index.md": None}
     for slug in slugs or registry.slugs():
-        page = docs / "papers" / f"{slug}.md"
-        if not page.exists():
-            log.warning("no docs page %s", page)
+        targets[docs / "papers" / f"{slug}.md"] = slug
+    for path, slug in targets.items():
+        if not path.exists():
+            log.warning("no docs page %s", path)
             continue
-        exps = registry.get_experiments(slug)
-        sections = []
-        for exp in exps:
-            g = groups.get(exp.name)
-            if g is None:
-                sections.append(
-                    f"### `{exp.name}`\n\nNo stored results yet: run "
-                    f"`iclr25 reproduce --preset full --papers {slug} --out results`.\n"
-                )
-                continue
-            fig_dir = docs / "papers" / "figures"
-            figs: list[Path] = []
-            if exp.figures:
-                # with `check`, draw into a scratch folder: only the names reach the page
-                with tempfile.TemporaryDirectory() as scratch:
-                    drawn = exp.figures(g.ok, Path(scratch) if check else fig_dir)
-                    figs = [fig_dir / f.name for f in drawn]
-            sections.append(group_markdown(g, figs, rel=page.parent))
-            for v in g.verdicts():
-                index_rows.append(
-                    f"| [{slug}](papers/{slug}.md) | `{exp.name}` | {v.claim.statement} | "
-                    f"{v.claim.paper_value or '—'} | {_fmt_effect(v)} | {VERDICT_MARK[v.verdict]} |"
-                )
-        devs = deviations(slug)
-        dev_md = "\n".join(f"- {t} (`{loc}`)" for loc, t in devs) or "- none recorded"
-        old = page.read_text(encoding="utf-8")
-        new = replace_block(old, "results", "\n".join(sections))
-        new = replace_block(new, "deviations", dev_md)
-        new = replace_block(new, "metrics", glossary_markdown(exps))
-        if "<!-- bench:start -->" in new:
-            new = replace_block(
-                new, "bench", bench_markdown(docs.parent / "benchmarks" / "results", slug)
-            )
+        old = path.read_text(encoding="utf-8")
+        if slug is None:
+            new = replace_block(old, "verdicts", index_markdown(groups))
+        else:
+            new = _page_markdown(path, slug, groups, check)
         if new != old:
-            changed.append(page)
+            changed.append(path)
             if not check:
-                atomic_write_text(page, new)
-    index = docs / "index.md"
-    body = "\n".join(
-        [
-            "| paper | experiment | claim | paper | ours | verdict |",
-            "|---|---|---|---|---|---|",
-            *index_rows,
-        ]
-    )
-    if index.exists():
-        old = index.read_text(encoding="utf-8")
-        new = replace_block(old, "verdicts", body)
-        if new != old:
-            changed.append(index)
-            if not check:
-                atomic_write_text(index, new)
+                atomic_write_text(path, new)
     return changed
 
 

@@ -1,0 +1,39 @@
+"""Reports come from stored results only; the committed docs match the committed results."""
+
+import shutil
+from pathlib import Path
+
+from iclr25.core.report import build_html, replace_block, update_docs
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_committed_docs_are_generated_from_committed_results():
+    stale = update_docs(ROOT / "results", ROOT / "docs", check=True)
+    assert not stale, f"run `iclr25 report`: stale {stale}"
+
+
+def test_html_report_is_self_contained(tmp_path):
+    index = build_html(ROOT / "results", tmp_path / "report", ["mgda"])
+    html = index.read_text()
+    assert "reproduced" in html and "mgda.toy" in html and "<table>" in html
+    for src in html.split("src='")[1:]:
+        assert (index.parent / src.split("'")[0]).is_file()  # every figure is in the folder
+
+
+def test_update_docs_fills_the_blocks_of_a_page(tmp_path):
+    docs = tmp_path / "docs"
+    (docs / "papers").mkdir(parents=True)
+    shutil.copy(ROOT / "docs" / "index.md", docs / "index.md")
+    page = docs / "papers" / "mgda.md"
+    text = (ROOT / "docs" / "papers" / "mgda.md").read_text()
+    for block in ("results", "deviations", "metrics", "bench"):
+        text = replace_block(text, block, "")
+    page.write_text(text)
+    changed = update_docs(ROOT / "results", docs, slugs=["mgda"])
+    assert page in changed
+    new = page.read_text()
+    assert "constant_step_converges" in new and "DEVIATION" not in new
+    assert "papers/mgda/method.py" in new  # a deviation with its location
+    assert (docs / "papers" / "figures" / "mgda-toy-alpha_max.png").is_file()
+    assert update_docs(ROOT / "results", docs, slugs=["mgda"], check=True) == []
