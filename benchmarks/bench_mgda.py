@@ -37,7 +37,10 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--hidden", type=int, default=32)
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--out", default=str(OUT), help="JSON file to write ('' for none)")
+    p.add_argument("--smoke", action="store_true", help="tiniest size (for the test suite)")
     args = p.parse_args(argv)
+    if args.smoke:
+        args.tasks, args.reps, args.warmup = "2", 2, 1
     torch.set_num_threads(args.threads)
     settings = TrainSettings(
         steps=0, batch=args.batch, lr=0.3, beta=0.5, rho=0.5, warm_start_steps=40
