@@ -45,6 +45,10 @@ from iclr25.papers.lsa_scaling.sgd import SGDSettings, train_sgd
 
 LAWS = ("time", "size", "data", "compute")
 
+# DEVIATION: every claim is tested on the LSA with one value weight per task (per-task heads);
+# in the single-head LSA of the research notes' first formula the shared value weight grows
+# as tasks are learned and the time law is steeper (measured: single_head/* metrics).
+
 
 def tag(x: float) -> str:
     """1.0 -> "1", 0.5 -> "0p5" (for metric names)."""
@@ -383,6 +387,8 @@ def run_closed_form(cfg: ClosedFormConfig, ctx: RunContext) -> dict[str, float]:
         closed = riccati_gain(times[None, :], p[:, None], k, psi, v0[:, None], q0[:, None])
         ode_g = sol.gains
         metrics[f"{name}/max_rel_error"] = float(np.max(np.abs(closed - ode_g) / ode_g))
+        if heads == "single":
+            return
         closed_loss = p @ (k * (1 + (k + 1) / psi) * (plateau_gain(k, psi) - closed) ** 2)
         excess = sol.loss - floor
         live = excess > 1e-9 * k  # leave out times when every task has converged
@@ -427,7 +433,7 @@ CLOSED_FORM_METRICS = (
     Metric(
         "*/max_rel_error",
         "lower",
-        "max over tasks and times of |g_closed - g_ODE| / g_ODE (gains)",
+        "max over tasks and times of abs(g_closed - g_ODE) / g_ODE (gains)",
     ),
     Metric(
         "*/excess_max_rel_error",
@@ -607,7 +613,7 @@ SGD_METRICS = (
     Metric("*/final_excess", "lower", "excess population loss at the end of training"),
     Metric("lsa/plateau_gain", "none", "mean late gain of the converged tasks"),
     Metric("lsa/plateau_rel_dev", "none", "mean of gain/g* - 1 over the converged tasks"),
-    Metric("lsa/plateau_worst_rel_dev", "lower", "largest |gain/g* - 1| over converged tasks"),
+    Metric("lsa/plateau_worst_rel_dev", "lower", "largest abs(gain/g* - 1) over converged tasks"),
     Metric(
         "lsa/floor_rel_dev",
         "none",
@@ -617,7 +623,7 @@ SGD_METRICS = (
     Metric("lsa/switched_tasks", "none", "tasks whose gain reached g*/2 during training"),
     Metric("lsa/order_kendall_tau", "higher", "Kendall τ of switch time against task rank"),
     Metric("*/switch_time_slope", "none", "log-log slope of switch time against 1/P_s"),
-    Metric("lsa/switch_time_rel_dev", "lower", "median |t_s / t_s(predicted) - 1|"),
+    Metric("lsa/switch_time_rel_dev", "lower", "median of abs(t_s / t_s(predicted) - 1)"),
 )
 
 

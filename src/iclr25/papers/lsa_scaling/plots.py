@@ -44,6 +44,7 @@ def ode_figures(results: Sequence[Any], out_dir: Path) -> list[Path]:
     paths = []
     fig, axes = plt.subplots(2, 2, figsize=(9, 6.4))
     for ax, law in zip(axes.ravel(), ("time", "size", "data", "compute")):
+        lowest = np.inf
         for i, a in enumerate(_ALPHAS):
             x, y = _curve(r0, f"{law}/a{a}")
             if not x.size:
@@ -53,6 +54,7 @@ def ode_figures(results: Sequence[Any], out_dir: Path) -> list[Path]:
             pred = _mean(results, f"prediction/{law}_exponent_{a}")
             ax.loglog(x, y, color=color, lw=1, alpha=0.6)
             xw, yw = _curve(r0, f"{law}_window/a{a}")
+            lowest = min(lowest, yw.min(initial=np.inf))
             ax.loglog(
                 xw,
                 yw,
@@ -62,6 +64,8 @@ def ode_figures(results: Sequence[Any], out_dir: Path) -> list[Path]:
                 label=f"α={a.replace('p', '.')}: fit {fit:.3f}, predicted {pred:.3f}",
             )
             _predicted_line(ax, xw, yw, pred, color="k", ls="--", lw=0.8)
+        if np.isfinite(lowest):
+            ax.set_ylim(bottom=lowest / 100)  # hide the collapse when the last task is learned
         ax.set_xlabel(_LABEL[law])
         ax.set_ylabel("excess loss ℓ")
         ax.legend(fontsize=6.5)
@@ -84,6 +88,7 @@ def ode_figures(results: Sequence[Any], out_dir: Path) -> list[Path]:
                 fit = _mean(results, f"{method}/time_exponent_small_{a}")
                 label = f"α={a.replace('p', '.')} {method.replace('ode', 'per-task heads')}"
                 ax.loglog(x, y, ls, color=f"C{i}", lw=1, label=f"{label} ({fit:.2f})")
+    ax.set_ylim(bottom=1e-6)
     ax.set_xlabel("training time t")
     ax.set_ylabel("excess loss ℓ")
     ax.set_title("S = 1000: per-task heads vs one shared value weight", fontsize=8)
@@ -107,9 +112,10 @@ def ode_figures(results: Sequence[Any], out_dir: Path) -> list[Path]:
                 label=f"{label}: fit {_mean(results, key):.3f}, "
                 f"predicted {_mean(results, pred_key):.3f}",
             )
+    ax.set_ylim(bottom=1e-6)
     ax.set_xlabel("training time t")
     ax.set_ylabel("excess loss ℓ")
-    ax.set_title("α = 1: the context length and the time law", fontsize=8)
+    ax.set_title("α = 1 (S = 10⁵): the context length and the time law", fontsize=8)
     ax.legend(fontsize=6.5)
     paths.append(save(fig, figure_path(out_dir, "lsa_scaling.ode", "variants")))
     return paths
@@ -124,7 +130,10 @@ def closed_form_figures(results: Sequence[Any], out_dir: Path) -> list[Path]:
     paths = []
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
     ax = axes[0]
-    names = sorted(k.split("/", 1)[1] for k in r0.curves if k.startswith("ode/gain_task"))
+    names = sorted(
+        (k.split("/", 1)[1] for k in r0.curves if k.startswith("ode/gain_task")),
+        key=lambda n: int(n.removeprefix("gain_task")),
+    )
     for i, name in enumerate(names):
         x, y = _curve(r0, f"ode/{name}")
         ax.semilogx(x, y, color=f"C{i}", lw=2, alpha=0.5, label=f"{name} (ODE)")
