@@ -125,7 +125,7 @@ def _module_grads(w, batch, row_weight, num_tasks, normalize):
     dq = np.stack(
         [gkq[head[s], s * k : (s + 1) * k, s * k : (s + 1) * k] for s in range(w.num_tasks)]
     )
-    return float(loss), du, gpv[:, d, d], dq * w.covered()[:, None, None]
+    return float(loss.detach()), du, gpv[:, d, d], dq * w.covered()[:, None, None]
 
 
 @pytest.mark.parametrize("heads", ["per_block", "single"])

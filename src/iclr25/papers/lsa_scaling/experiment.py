@@ -264,7 +264,6 @@ def run_ode(cfg: ODEConfig, ctx: RunContext) -> dict[str, float]:
 
 ODE_PRESETS = {
     "smoke": ODEConfig(
-        alphas=(1.0,),
         num_tasks=3000,
         fit_tasks=(5, 100),
         time_points=60,
