@@ -24,4 +24,8 @@ PAPERS: dict[str, PaperEntry] = {
         title="MGDA under generalized l-smoothness (Zhang, Xiao, Ji, Zou)",
         experiments=("toy", "lstm_mtl"),
     ),
+    "lsa_scaling": PaperEntry(
+        title="A solvable attention for neural scaling laws (Lyu, Wang, Zhu)",
+        experiments=("ode", "closed_form", "sgd"),
+    ),
 }
