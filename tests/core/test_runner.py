@@ -78,6 +78,14 @@ def test_results_are_written_and_resumed(fake, tmp_path):
     assert again.results[1].metrics == rep.results[1].metrics
 
 
+def test_fully_resumed_run_starts_no_workers(tmp_path):
+    kw = dict(preset="smoke", seeds="0-1", out=tmp_path, jobs=2, threads=1)
+    first = run_experiment("mgda.toy", **kw)
+    again = run_experiment("mgda.toy", **kw)
+    assert again.resumed == (0, 1)
+    assert [r.metrics for r in again.results] == [r.metrics for r in first.results]
+
+
 def test_same_seed_gives_identical_metrics(fake, tmp_path):
     a = run_experiment("fake.exp", "quick", seeds="4", out=tmp_path / "a").results[0]
     b = run_experiment("fake.exp", "quick", seeds="4", out=tmp_path / "b").results[0]

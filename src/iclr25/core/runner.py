@@ -270,7 +270,7 @@ def _failed(spec: RunSpec, error: str) -> dict[str, Any]:
 
 
 def _run_local(specs: list[RunSpec], jobs: int) -> Iterator[dict[str, Any]]:
-    if jobs <= 1 or len(specs) == 1:
+    if jobs <= 1 or len(specs) <= 1:
         for spec in specs:
             yield execute(spec)
         return
@@ -397,7 +397,12 @@ def run_experiment(
         RunSpec(plan.experiment.name, preset, plan.variant, config, s, per_job, show)
         for s in pending
     ]
-    stream = _run_ray(specs, jobs, address) if backend == "ray" else _run_local(specs, jobs)
+    if not specs:  # everything resumed: start no workers
+        stream: Iterable[dict[str, Any]] = ()
+    elif backend == "ray":
+        stream = _run_ray(specs, jobs, address)
+    else:
+        stream = _run_local(specs, jobs)
     new: dict[int, RunResult] = {}
     for data in stream:
         result = RunResult.from_dict(data)
