@@ -24,4 +24,9 @@ PAPERS: dict[str, PaperEntry] = {
         title="MGDA under generalized l-smoothness (Zhang, Xiao, Ji, Zou)",
         experiments=("toy", "lstm_mtl"),
     ),
+    "flashmask": PaperEntry(
+        title="FlashMask: column-sparse attention masks with tile skipping (Wang et al.)",
+        experiments=("speed", "exactness"),
+        extras=("kernels",),
+    ),
 }
