@@ -74,7 +74,7 @@ def test_head_and_batch_broadcast_and_per_head_masks(seed):
 
 
 def test_fully_masked_rows_give_zero_output_and_zero_gradient(seed):
-    q, k, v, g = _inputs(seed, (1, 2, 40, 8))
+    q, k, v, _ = _inputs(seed, (1, 2, 40, 8))
     mask = qk_sparse(40, (10, 30), (0, 0))  # rows 10..29 see no key
     for backend in ("gather", "loop"):
         ins = [t.clone().requires_grad_() for t in (q, k, v)]

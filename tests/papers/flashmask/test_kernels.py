@@ -37,7 +37,8 @@ for name, mask in cases.items():
         ref_in = [t.requires_grad_() for t in (q, k, v)]
         ref = dense_attention(*ref_in, mask.to_dense())
         ref_grads = torch.autograd.grad(ref, ref_in, do)
-        errs = [float((a.detach().double() - b).abs().max()) for a, b in zip((o, *grads), (ref, *ref_grads))]
+        pairs = zip((o, *grads), (ref, *ref_grads))
+        errs = [float((a.detach().double() - b).abs().max()) for a, b in pairs]
         nan = bool(o.isnan().any() or any(t.isnan().any() for t in grads))
         out[f"{name}/{str(dtype)[6:]}"] = [max(errs), nan]
 print("RESULT" + json.dumps(out))

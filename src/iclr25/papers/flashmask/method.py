@@ -177,7 +177,7 @@ class _Entry:
         return ~masked
 
 
-def _entries(mask: MaskSpec, B: int, H: int) -> Iterator[_Entry]:
+def _entries(mask: MaskSpec) -> Iterator[_Entry]:
     for b in range(mask.batch):
         bsel = slice(None) if mask.batch == 1 else slice(b, b + 1)
         for h in range(mask.heads):
@@ -190,9 +190,9 @@ def _grouped_forward(q, k, v, mask, opts):
     B, H, N, _ = q.shape
     labels = mask.classify(block_m, block_n)
     out = q.new_empty(*q.shape[:3], v.shape[-1])
-    lse = torch.empty(B, H, N, dtype=torch.float32 if q.itemsize < 4 else q.dtype, device=q.device)
+    lse = torch.empty(B, H, N, dtype=_acc_dtype(q), device=q.device)
     fwd = _loop_forward if backend == "loop" else _gather_forward
-    for e in _entries(mask, B, H):
+    for e in _entries(mask):
         qs, ks, vs = (t[e.bsel, e.hsel] for t in (q, k, v))
         shape = qs.shape[:2]
         o, s = fwd(
@@ -211,11 +211,10 @@ def _grouped_forward(q, k, v, mask, opts):
 
 def _grouped_backward(q, k, v, out, lse, dout, mask, opts):
     scale, block_m, block_n, backend, chunk_bytes = opts
-    B, H = q.shape[:2]
     labels = mask.classify(block_m, block_n)
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
     bwd = _loop_backward if backend == "loop" else _gather_backward
-    for e in _entries(mask, B, H):
+    for e in _entries(mask):
         parts = [t[e.bsel, e.hsel] for t in (q, k, v, out, lse, dout)]
         shape = parts[0].shape[:2]
         grads = bwd(
@@ -353,8 +352,9 @@ class _Gathered:
         s5 = s.view(G, C, bm, mk, bn)
         cols = self.slots.unsqueeze(-1) * bn + torch.arange(bn, device=dev)  # (C, mk, bn)
         keep = active.unsqueeze(-1) & (cols < N)
-        bias = torch.zeros(keep.shape, dtype=s.dtype, device=dev).masked_fill_(~keep, NEG_INF)
-        s5.add_(bias.unsqueeze(1))
+        if not bool(keep.all()):  # padding slots and columns past N
+            bias = torch.zeros(keep.shape, dtype=s.dtype, device=dev).masked_fill_(~keep, NEG_INF)
+            s5.add_(bias.unsqueeze(1))
         part_c, part_s = ((labels[tiles.unsqueeze(-1), self.slots] == PARTIAL) & active).nonzero(
             as_tuple=True
         )
@@ -384,6 +384,10 @@ def _active_order(labels: Tensor) -> tuple[Tensor, Tensor]:
     return order, active.sum(1)
 
 
+# DEVIATION: the fast CPU path replaces the paper's online softmax by one exact softmax per
+# query tile over all its gathered active key tiles (batched matmuls need the whole row of
+# active tiles at once); the tile labels, the skipping and the results are the same, and the
+# literal online-softmax algorithm is the "loop" backend and the Triton kernel.
 def _gather_forward(q, k, v, e, labels, scale, bm, bn, chunk_bytes):
     """Exact softmax per query tile over its gathered active key tiles, chunk by chunk.
 
