@@ -55,19 +55,24 @@ def main(argv: list[str] | None = None) -> dict:
         args.ns, args.kinds, args.reps, args.no_flex = "256", "causal_document", 1, True
     torch.set_num_threads(args.threads)
     warnings.filterwarnings("ignore", module="torch")
+    # every (mask, N) compiles FlexAttention anew; past dynamo's default limit of 8 recompiles it
+    # would silently fall back to eager Flex, which materialises the N^2 scores (13 GB at 16K)
+    torch._dynamo.config.recompile_limit = 64
+    torch._dynamo.config.fail_on_recompile_limit_hit = True
     rows = []
     for n in (int(x) for x in args.ns.split(",")):
         g = torch.Generator().manual_seed(args.seed)
         q, k, v = random_qkv(1, args.heads, n, args.dim, g)
         for kind in args.kinds.split(","):
             mask = make_mask(kind, n, np.random.default_rng(args.seed))
-            fns = {"flashmask": lambda m=mask: flashmask_attention(q, k, v, m)}
+            qkv = (q, k, v)
+            fns = {"flashmask": lambda m=mask, t=qkv: flashmask_attention(*t, m)}
             if n * n / MB <= args.cap_mb:
                 allowed = mask.to_dense()
-                fns["dense"] = lambda a=allowed: dense_mask_attention(q, k, v, a)
+                fns["dense"] = lambda a=allowed, t=qkv: dense_mask_attention(*t, a)
             if not args.no_flex:
                 bm = to_flex_block_mask(mask)
-                fns["flex"] = lambda b=bm: flex_attention(q, k, v, b)
+                fns["flex"] = lambda b=bm, t=qkv: flex_attention(*t, b)
             ms = interleaved_ms(fns, args.reps)
             row = {
                 "N": n,

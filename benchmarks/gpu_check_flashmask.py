@@ -96,10 +96,10 @@ def main(argv: list[str] | None = None) -> dict:
             row = {"N": n, "mask": kind, "visible_frac": round(pairs / args.heads / n / n, 4)}
             outs = {}
             for name, fn in methods.items():
-                fwd = _ms(lambda fn=fn: fn(q, k, v), args.reps)
+                fwd = _ms(lambda fn=fn, t=(q, k, v): fn(*t), args.reps)
                 ins = [t.detach().requires_grad_() for t in (q, k, v)]
 
-                def fwd_bwd(fn=fn, ins=ins):
+                def fwd_bwd(fn=fn, ins=ins, do=do):
                     out = fn(*ins)
                     return torch.autograd.grad(out, ins, do)
 

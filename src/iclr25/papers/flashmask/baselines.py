@@ -111,6 +111,9 @@ def flex_attention(
 ) -> Tensor:
     """FlexAttention with a BlockMask; compiled by default (eager builds the full score matrix).
 
+    Each new mask or length recompiles; past `torch._dynamo.config.recompile_limit` (8) dynamo
+    falls back to eager, which materialises the N^2 scores: raise the limit for sweeps.
+
     Shapes: q, k (B, H, N, D); v (B, H, N, Dv) -> (B, H, N, Dv).
     """
     if compiled:
