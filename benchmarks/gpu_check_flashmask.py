@@ -74,6 +74,8 @@ def main(argv: list[str] | None = None) -> dict:
     if not torch.cuda.is_available():
         raise SystemExit("gpu_check_flashmask needs a CUDA device")
     dev, dt = "cuda", torch.bfloat16
+    torch._dynamo.config.recompile_limit = 64  # one Flex compile per (mask, N); never eager
+    torch._dynamo.config.fail_on_recompile_limit_hit = True
     rows = []
     for n in (int(x) for x in args.ns.split(",")):
         g = torch.Generator(device=dev).manual_seed(0)

@@ -47,7 +47,7 @@ def test_builders_match_their_definitions():
     d = _doc_id(lens)
     same = d.view(-1, 1) == d.view(1, -1)
     expected = {
-        "full": full(n) and torch.ones(n, n, dtype=torch.bool),
+        "full": torch.ones(n, n, dtype=torch.bool),
         "causal": i >= j,
         "window3": (i >= j) & (i - j <= 3),  # row i sees keys i-3 .. i (window + 1 keys)
         "causal_document": same & (i >= j),

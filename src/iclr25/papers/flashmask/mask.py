@@ -124,8 +124,11 @@ class MaskSpec:
                 raise ValueError(f"{orphan} is given without {partner}: give both or {partner}")
         # LT defaults to [N, N) (none) or [lts, N); UT to [0, 0) (none) or [0, ute)
         defaults = {"lts": N, "lte": N, "uts": 0, "ute": 0}
+        device = next(iter(given.values())).device if given else None
         filled = {
-            k: given[k] if k in given else torch.full(shape, defaults[k], dtype=torch.int32)
+            k: given[k]
+            if k in given
+            else torch.full(shape, defaults[k], dtype=torch.int32, device=device)
             for k in _NAMES
         }
         for name, t in filled.items():
