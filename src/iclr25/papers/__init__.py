@@ -28,4 +28,9 @@ PAPERS: dict[str, PaperEntry] = {
         title="A solvable attention for neural scaling laws (Lyu, Wang, Zhu)",
         experiments=("ode", "closed_form", "sgd"),
     ),
+    "flashmask": PaperEntry(
+        title="FlashMask: column-sparse attention masks with tile skipping (Wang et al.)",
+        experiments=("speed", "exactness"),
+        extras=("kernels",),
+    ),
 }

@@ -1,0 +1,112 @@
+"""CPU forward time and peak memory: FlashMask vs dense-mask SDPA vs compiled FlexAttention.
+
+For N in {1K, 2K, 4K, 8K, 16K} and the masks causal-document (8 documents), shared question,
+sliding window 512 and global + sliding window, all three methods are timed interleaved (one
+call of each per round), with a fixed torch thread count; the median over rounds is reported,
+with the ratios to dense-mask attention and to FlexAttention. Dense-mask attention is not run
+where its boolean mask (N^2 bytes) exceeds --cap-mb. FlexAttention's first call per shape
+compiles (untimed). Peak memory is replayed from torch's profiler allocation events.
+
+    iclr25 bench flashmask                 # or: python benchmarks/bench_flashmask.py
+    iclr25 bench flashmask --ns 1024,8192 --kinds causal_document --reps 7 --threads 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from iclr25.core.envinfo import envinfo
+from iclr25.core.results import atomic_write_text
+from iclr25.papers.flashmask import (
+    dense_mask_attention,
+    flashmask_attention,
+    flex_attention,
+    tile_stats,
+    to_flex_block_mask,
+)
+from iclr25.papers.flashmask.data import BENCH_KINDS, make_mask, random_qkv
+from iclr25.papers.flashmask.experiment import MB, interleaved_ms, peak_bytes
+
+OUT = Path(__file__).resolve().parent / "results" / "flashmask.json"
+
+
+def main(argv: list[str] | None = None) -> dict:
+    p = argparse.ArgumentParser(prog="bench_flashmask", description=__doc__.split("\n\n")[0])
+    p.add_argument("--ns", default="1024,2048,4096,8192,16384", help="sequence lengths")
+    p.add_argument("--kinds", default=",".join(BENCH_KINDS), help="mask kinds")
+    p.add_argument("--heads", type=int, default=4)
+    p.add_argument("--dim", type=int, default=64)
+    p.add_argument("--reps", type=int, default=5, help="timed rounds (median reported)")
+    p.add_argument("--threads", type=int, default=1, help="torch threads (set explicitly)")
+    p.add_argument("--cap-mb", type=float, default=128.0, help="largest dense mask built (MiB)")
+    p.add_argument("--no-flex", action="store_true", help="leave FlexAttention out")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default=str(OUT), help="JSON file to write ('' for none)")
+    p.add_argument("--smoke", action="store_true", help="tiniest size (for the test suite)")
+    args = p.parse_args(argv)
+    if args.smoke:
+        args.ns, args.kinds, args.reps, args.no_flex = "256", "causal_document", 1, True
+    torch.set_num_threads(args.threads)
+    warnings.filterwarnings("ignore", module="torch")
+    # every (mask, N) compiles FlexAttention anew; past dynamo's default limit of 8 recompiles it
+    # would silently fall back to eager Flex, which materialises the N^2 scores (13 GB at 16K)
+    torch._dynamo.config.recompile_limit = 64
+    torch._dynamo.config.fail_on_recompile_limit_hit = True
+    rows = []
+    for n in (int(x) for x in args.ns.split(",")):
+        g = torch.Generator().manual_seed(args.seed)
+        q, k, v = random_qkv(1, args.heads, n, args.dim, g)
+        for kind in args.kinds.split(","):
+            mask = make_mask(kind, n, np.random.default_rng(args.seed))
+            qkv = (q, k, v)
+            fns = {"flashmask": lambda m=mask, t=qkv: flashmask_attention(*t, m)}
+            if n * n / MB <= args.cap_mb:
+                allowed = mask.to_dense()
+                fns["dense"] = lambda a=allowed, t=qkv: dense_mask_attention(*t, a)
+            if not args.no_flex:
+                bm = to_flex_block_mask(mask)
+                fns["flex"] = lambda b=bm, t=qkv: flex_attention(*t, b)
+            ms = interleaved_ms(fns, args.reps)
+            row = {
+                "N": n,
+                "mask": kind,
+                "active_frac": round(tile_stats(mask)["active"], 4),
+                "mask_kib": round(mask.nbytes / 1024, 1),
+                "dense_mask_kib": n * n // 1024,
+            }
+            for name in ("flashmask", "dense", "flex"):
+                row[f"{name}_ms"] = round(ms[name], 2) if name in ms else None
+            for name in ("flashmask", "dense"):
+                row[f"{name}_peak_mib"] = (
+                    round(peak_bytes(fns[name]) / MB, 1) if name in fns else None
+                )
+            row["dense_over_flashmask"] = (
+                round(ms["dense"] / ms["flashmask"], 3) if "dense" in ms else None
+            )
+            row["flashmask_over_flex"] = (
+                round(ms["flashmask"] / ms["flex"], 3) if "flex" in ms else None
+            )
+            rows.append(row)
+    result = {
+        "benchmark": "flashmask_cpu_forward",
+        "reference": "dense-mask scaled_dot_product_attention (and compiled FlexAttention)",
+        "settings": vars(args),
+        "rows": rows,
+        "env": envinfo(),
+    }
+    if args.out:
+        atomic_write_text(Path(args.out), json.dumps(result, indent=1) + "\n")
+    return result
+
+
+if __name__ == "__main__":
+    res = main(sys.argv[1:])
+    for row in res["rows"]:
+        print(row)
