@@ -12,10 +12,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
 import statistics
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,16 +43,20 @@ from iclr25.papers.flashmask.reference import dense_attention
 MB = 2.0**20
 
 
-def _start_profiler() -> None:
-    """Start torch's Kineto profiler once: its first use in a process costs 1-3 s of setup, a
-    fixed cost of the process (like importing torch) rather than of a run."""
-    from torch.profiler import ProfilerActivity, profile
-
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True):
-        pass
-
-
-_start_profiler()
+@contextlib.contextmanager
+def _quiet_native_stderr() -> Iterator[None]:
+    """Silence file descriptor 2 for a block: torch's Kineto profiler writes two log lines to
+    native stderr on every start and stop, which would flood the CLI's output."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
 
 
 def peak_bytes(fn: Callable[[], object]) -> int:
@@ -60,7 +67,12 @@ def peak_bytes(fn: Callable[[], object]) -> int:
     """
     from torch.profiler import ProfilerActivity, profile
 
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+    # the first profile of a process costs ~1.3 s of CPU to set up Kineto; it is paid here,
+    # lazily, not at import
+    with (
+        _quiet_native_stderr(),
+        profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof,
+    ):
         fn()
     events = sorted(
         (e.start_ns(), e.nbytes())
