@@ -24,4 +24,9 @@ PAPERS: dict[str, PaperEntry] = {
         title="MGDA under generalized l-smoothness (Zhang, Xiao, Ji, Zou)",
         experiments=("toy", "lstm_mtl"),
     ),
+    "guard_calibration": PaperEntry(
+        title="On calibration of LLM-based guard models (Liu, Huang, Gu, Wang, Wang)",
+        experiments=("tiny_guard", "synthetic_logits", "evaluate"),
+        extras=("llm",),
+    ),
 }
