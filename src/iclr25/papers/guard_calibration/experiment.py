@@ -162,6 +162,10 @@ def _log_reliability(ctx: RunContext, key: str, p: np.ndarray, y: np.ndarray, n_
         )
 
 
+ORACLE_TEMPERATURES = np.geomspace(0.25, 16.0, 241)
+"""Temperatures searched for the oracle ECE bound (ratio 1.018 between neighbours)."""
+
+
 def run_tiny_guard(cfg: TinyGuardConfig, ctx: RunContext) -> dict[str, float]:
     """Train the tiny guard, read its label logits, calibrate, and measure."""
     # DEVIATION: a 2-layer width-32 LM trained here on synthesized templated requests replaces
@@ -189,8 +193,9 @@ def run_tiny_guard(cfg: TinyGuardConfig, ctx: RunContext) -> dict[str, float]:
     Z_cf = guard.content_free_logits()
     ts = TemperatureScaling().fit(Z_val, val.labels)
     metrics: dict[str, float] = {"ts/temperature": ts.temperature_}
+    Z_test = {split: guard.logits(data.prompts) for split, data in test_sets.items()}
     for split, data in test_sets.items():
-        Z = guard.logits(data.prompts)
+        Z = Z_test[split]
         probs = calibrated_probs(Z_val, val.labels, Z_cf, Z)
         for method, p in probs.items():
             for k, v in M.summarize(p, data.labels, cfg.n_bins).items():
@@ -200,6 +205,11 @@ def run_tiny_guard(cfg: TinyGuardConfig, ctx: RunContext) -> dict[str, float]:
         metrics[f"none_{split}/mean_p_unsafe"] = float(probs["none"].mean())
         metrics[f"none_{split}/unsafe_rate"] = float(data.labels.mean())
     metrics["ts_id/ece_ratio"] = metrics["ts_id/ece"] / metrics["none_id/ece"]
+    # diagnostic: the best any single temperature can do on the ID test set (T picked with the
+    # test labels), so a ratio above 0.5 here means no temperature halves the ECE
+    y_id = test_sets["id"].labels
+    best = min(M.ece(p_unsafe(Z_test["id"], t), y_id, cfg.n_bins) for t in ORACLE_TEMPERATURES)
+    metrics["ts_oracle_id/ece_ratio"] = best / metrics["none_id/ece"]
     metrics["cc/content_free_p_unsafe"] = float(p_unsafe(Z_cf)[0])
     return metrics
 
@@ -283,6 +293,12 @@ TINY_METRICS = (
     *CALIB_METRICS,
     Metric("ts/temperature", "none", "T* of temperature scaling fitted on ID validation data"),
     Metric("ts_id/ece_ratio", "lower", "ECE after TS over ECE before, in distribution"),
+    Metric(
+        "ts_oracle_id/ece_ratio",
+        "lower",
+        "lowest ID ECE over all temperatures (T chosen on the test labels: an oracle bound) "
+        "over the uncalibrated ID ECE",
+    ),
     Metric("*/mean_p_unsafe", "none", "mean uncalibrated p(unsafe) over the test set"),
     Metric("*/unsafe_rate", "none", "fraction of unsafe labels in the test set"),
     Metric("cc/content_free_p_unsafe", "none", "p(unsafe) of the content-free input ' '"),
