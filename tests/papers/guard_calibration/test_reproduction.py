@@ -1,6 +1,8 @@
 """Quick presets assert each claim (xfail where the docs page says it does not reproduce);
 full presets only with --run-slow."""
 
+from pathlib import Path
+
 import pytest
 
 from iclr25.core.runner import run_experiment
@@ -8,22 +10,35 @@ from iclr25.core.testing import assert_reproduced
 
 NOT_OVERCONFIDENT_QUICK = (
     "Inconclusive at quick scale: with 2000 requests and 20 epochs the tiny guard is barely "
-    "over-fitted, its in-distribution ECE (about 0.04) is not above 0.05."
+    "over-fitted (T* about 1.1), and its in-distribution ECE (about 0.04) is not above 0.05."
 )
 TS_NOT_HALVING = (
-    "Contradicted: the over-trained tiny guard's miscalibration is not a pure scale error "
-    "(confident mistakes on memorised noisy labels), so one temperature lowers the ID ECE by "
-    "far less than half; the ECE noise floor at 1000-2000 test requests is also near 0.02."
+    "Contradicted: the 10% label noise caps the accuracy of every confidently classified request "
+    "near 0.9, so a calibrated guard would say about 0.9 almost everywhere, while the "
+    "over-trained guard's margins range from small to huge; one temperature cannot bring both "
+    "to 0.9, and even the best temperature chosen on the test labels leaves more than half of "
+    "the ECE (`ts_oracle_id/ece_ratio`)."
 )
 CC_UNRELIABLE = (
-    "Inconclusive: the content-free input ' ' is out of distribution for the tiny guard; its "
-    "p(unsafe) varies wildly between seeds, so CC helps under the shift for some seeds and "
+    "Inconclusive: the content-free input ' ' gives the tiny guard the bare template, which is "
+    "unlike any training request, so its p(unsafe) there is arbitrary and differs between "
+    "seeds; CC divides every prediction by it, which helps under the shift for some seeds and "
     "hurts for others."
 )
 CALIBRATED_NULL_QUICK = (
-    "Inconclusive at quick scale: each seed's ECE lies below the 95% null quantile, but with 3 "
-    "seeds the bootstrap CI of the mean excess still crosses 0."
+    "Inconclusive at quick scale: with 3 seeds of 3000 examples the bootstrap CI of the mean "
+    "excess of the ECE over its 95% null quantile still crosses 0 (one seed in 20 lands above "
+    "its quantile by construction)."
 )
+
+
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "papers" / "guard_calibration.md"
+
+
+def test_xfail_reasons_are_the_docs_page_words():
+    page = " ".join(DOCS.read_text().split())
+    for reason in (NOT_OVERCONFIDENT_QUICK, TS_NOT_HALVING, CC_UNRELIABLE, CALIBRATED_NULL_QUICK):
+        assert reason in page, reason[:60]
 
 
 def _verdicts(tmp_path_factory, name, preset="quick"):
