@@ -1,5 +1,7 @@
 """Calibrators and the guard scorer: invariants, references, bad input."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -176,3 +178,27 @@ def test_corpus_shift_and_noise(seed):
     assert all(any(ch in p for ch in "@31$0") for p in harmful)
     with pytest.raises(ValueError, match="unsafe_rate"):
         moderation_corpus(10, rng, unsafe_rate=1.5)
+
+
+def test_evaluate_runs_a_saved_guard_on_user_jsonl(tiny_guard, tmp_path):
+    from iclr25.core.context import RunContext
+    from iclr25.core.lm import LMConfig
+    from iclr25.papers.guard_calibration.experiment import EvaluateConfig, run_evaluate
+
+    c = moderation_corpus(60, np.random.default_rng(1))
+    d = margin(GuardScorer(tiny_guard).logits(c.prompts))
+    labels = (d > np.median(d)).astype(int)  # labels the barely trained guard ranks right
+    for name, sl in (("test", slice(0, 40)), ("val", slice(40, 60))):
+        rows = [{"prompt": p, "label": int(y)} for p, y in zip(c.prompts[sl], labels[sl])]
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    model = tiny_guard.save(tmp_path / "guard")
+    lm = LMConfig(backend="tiny", path=str(model), cache=str(tmp_path / "gen.sqlite"))
+    common = {"lm": lm, "data_path": str(tmp_path / "test.jsonl")}
+    fitted = run_evaluate(
+        EvaluateConfig(**common, val_path=str(tmp_path / "val.jsonl")), RunContext(seed=0)
+    )
+    assert fitted["data/n"] == 40 and {"none/ece", "ts/ece", "cc/ece", "bc/ece"} <= set(fitted)
+    assert (tmp_path / "gen.sqlite").is_file()  # the guard ran through lm.cache's CachedLM
+    fixed = run_evaluate(EvaluateConfig(**common, temperature=1.0), RunContext(seed=0))
+    assert fixed["ts/ece"] == fixed["none/ece"]  # T = 1 is the uncalibrated guard
+    assert "ts/ece" not in run_evaluate(EvaluateConfig(**common), RunContext(seed=0))

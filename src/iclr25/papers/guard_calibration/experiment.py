@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,6 +21,7 @@ from iclr25.core.config import check
 from iclr25.core.context import RunContext
 from iclr25.core.experiment import Experiment, Metric
 from iclr25.core.lm import LMConfig, load_lm
+from iclr25.core.lm.cache import CachedLM
 from iclr25.core.lm.tiny import TinyLM, train_tiny_lm
 from iclr25.core.lm.tokenizer import WordTokenizer
 from iclr25.papers.guard_calibration import metrics as M
@@ -131,19 +131,13 @@ def train_tiny_guard(
 
 
 def calibrated_probs(
-    Z_val: np.ndarray | None,
-    y_val: np.ndarray | None,
-    Z_cf: np.ndarray,
-    Z_test: np.ndarray,
-    temperature: float | None = None,
+    Z_test: np.ndarray, Z_cf: np.ndarray, temperature: float | None
 ) -> dict[str, np.ndarray]:
-    """p(unsafe) of the test set for none, ts (fitted on validation data, or a given
-    temperature), cc and bc. TS is left out when neither is available."""
+    """p(unsafe) of the test set for none, ts (at `temperature`; left out when it is None), cc
+    (from the content-free logits `Z_cf`) and bc."""
     out = {"none": p_unsafe(Z_test)}
     if temperature is not None:
         out["ts"] = p_unsafe(Z_test, temperature)
-    elif Z_val is not None:
-        out["ts"] = TemperatureScaling().fit(Z_val, y_val).predict_proba(Z_test)
     out["cc"] = ContextualCalibration().fit(Z_cf).predict_proba(Z_test)
     out["bc"] = BatchCalibration().fit(Z_test).predict_proba(Z_test)
     return out
@@ -196,7 +190,7 @@ def run_tiny_guard(cfg: TinyGuardConfig, ctx: RunContext) -> dict[str, float]:
     Z_test = {split: guard.logits(data.prompts) for split, data in test_sets.items()}
     for split, data in test_sets.items():
         Z = Z_test[split]
-        probs = calibrated_probs(Z_val, val.labels, Z_cf, Z)
+        probs = calibrated_probs(Z, Z_cf, ts.temperature_)
         for method, p in probs.items():
             for k, v in M.summarize(p, data.labels, cfg.n_bins).items():
                 metrics[f"{method}_{split}/{k}"] = v
@@ -367,7 +361,7 @@ def run_synthetic(cfg: SyntheticConfig, ctx: RunContext) -> dict[str, float]:
     both = SyntheticGuard(cfg.scale, cfg.bias, cfg.mu, cfg.sigma)
     Zv, yv, _ = both.sample(cfg.n_val, rng)
     Zt, yt, _ = both.sample(cfg.n_test, rng)
-    probs = calibrated_probs(Zv, yv, both.content_free(), Zt)
+    probs = calibrated_probs(Zt, both.content_free(), TemperatureScaling().fit(Zv, yv).temperature_)
     acc0 = M.accuracy(probs["none"], yt)
     for method in ("ts", "cc", "bc"):
         out[f"{method}/acc_change"] = abs(M.accuracy(probs[method], yt) - acc0)
@@ -511,19 +505,18 @@ def run_evaluate(cfg: EvaluateConfig, ctx: RunContext) -> dict[str, float]:
         demo = TinyGuardConfig(n_train=cfg.demo_train, epochs=cfg.demo_epochs)
         c = moderation_corpus(cfg.demo_train, rng)
         lm = train_tiny_guard(c.prompts, c.labels, demo, ctx.rngs.child("model").int_seed(31))
-        if cfg.lm.cache:  # keep the load path honest: save, then load through load_lm
-            with tempfile.TemporaryDirectory() as d:
-                lm.save(d)
-                lm = load_lm(LMConfig(backend="tiny", path=d, cache=cfg.lm.cache))
+        if cfg.lm.cache:
+            lm = CachedLM(lm, cfg.lm.cache)
     else:
         lm = load_lm(cfg.lm)
     guard = GuardScorer(lm, cfg.template, max_response_tokens=cfg.max_response_tokens)
     Z = guard.logits(test.prompts, test.responses)
     Z_cf = guard.content_free_logits(response_mode=test.responses is not None)
-    Z_val = guard.logits(val.prompts, val.responses) if val is not None else None
-    probs = calibrated_probs(
-        Z_val, val.labels if val is not None else None, Z_cf, Z, cfg.temperature or None
-    )
+    temperature = cfg.temperature or None
+    if temperature is None and val is not None:
+        Z_val = guard.logits(val.prompts, val.responses)
+        temperature = TemperatureScaling().fit(Z_val, val.labels).temperature_
+    probs = calibrated_probs(Z, Z_cf, temperature)
     out: dict[str, float] = {}
     for method, p in probs.items():
         for k, v in M.summarize(p, test.labels, cfg.n_bins).items():

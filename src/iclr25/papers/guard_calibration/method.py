@@ -195,8 +195,8 @@ class GuardTemplate:
             e.g. the newline token that Llama-Guard-3 emits before its verdict.
         marker: If set, the decision position is right after the k-th occurrence of `marker`
             in the model's greedy output (WildGuard's "...: yes/no" lines), with k =
-            `prompt_occurrence` or `response_occurrence`.
-        prompt_only: The guard reads prompts only (chat-templated guards may also set `chat`).
+            `prompt_occurrence` (prompt classification) or `response_occurrence`.
+        prompt_occurrence, response_occurrence: See `marker`.
     """
 
     name: str

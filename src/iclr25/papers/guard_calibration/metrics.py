@@ -71,10 +71,8 @@ def ece(p: Sequence[float], y: Sequence[int], n_bins: int = N_BINS) -> float:
     pred = predictions(p)
     conf = np.where(pred == 1, p, 1 - p)
     correct = (pred == y).astype(np.float64)
-    idx = _equal_width_index(conf, n_bins)
-    count = np.bincount(idx, minlength=n_bins)
-    gap = np.bincount(idx, conf - correct, minlength=n_bins)  # sum of (conf - acc) per bin
-    return float(np.abs(gap).sum() / p.size) if count.sum() else 0.0
+    gap = np.bincount(_equal_width_index(conf, n_bins), conf - correct, minlength=n_bins)
+    return float(np.abs(gap).sum() / p.size)  # gap: per-bin sum of (conf - acc)
 
 
 def reliability(
