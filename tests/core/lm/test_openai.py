@@ -122,8 +122,9 @@ def test_clear_errors(server):
     assert Stub.calls == 2  # a 4xx is not retried
     Stub.mode = "flaky"
     Stub.calls = -10
-    with pytest.raises(LMHTTPError, match=r"503.*after 3 attempts"):
+    with pytest.raises(LMHTTPError, match=r"503.*after 3 attempts") as err:
         _lm(server).generate(["x"])
+    assert err.value.status == 503
     Stub.mode = "slow"
     with pytest.raises(LMConnectionError, match=r"timeout_s=0.1"):
         OpenAILM(server, "stub", retries=0, timeout_s=0.1).generate(["x"])

@@ -114,10 +114,11 @@ class OpenAILM:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
-        last = ""
+        last, status = "", None  # the last attempt's failure, and its HTTP status if any
         for attempt in range(self.retries + 1):
             if attempt:
                 time.sleep(self.backoff_s * 2 ** (attempt - 1))
+            status = None
             request = urllib.request.Request(url, data=body, headers=headers, method="POST")
             try:
                 with urllib.request.urlopen(request, timeout=self.timeout_s) as reply:  # network-ok
@@ -126,7 +127,7 @@ class OpenAILM:
                 text = err.read()[:300].decode("utf-8", "replace")  # network-ok
                 if err.code not in RETRY_STATUS:
                     raise LMHTTPError(f"POST {url}: HTTP {err.code}: {text}", err.code) from None
-                last = f"HTTP {err.code}: {text}"
+                last, status = f"HTTP {err.code}: {text}", err.code
             except urllib.error.URLError as err:
                 reason = err.reason
                 if isinstance(reason, ConnectionRefusedError):
@@ -152,8 +153,7 @@ class OpenAILM:
             log.info(
                 "POST %s failed (%s); attempt %d of %d", url, last, attempt + 1, self.retries + 1
             )
-        if last.startswith("HTTP"):
-            status = int(last.split()[1].rstrip(":"))
+        if status is not None:
             raise LMHTTPError(f"POST {url}: {last} (after {self.retries + 1} attempts)", status)
         raise LMConnectionError(f"POST {url}: {last} (after {self.retries + 1} attempts)")
 
