@@ -128,6 +128,9 @@ def test_marker_rule_reads_after_the_kth_marker_and_truncates_responses():
     bad = GuardTemplate("x", "{prompt}", "", " no", " yes", marker="#")
     with pytest.raises(ValueError, match="fewer than 1"):
         GuardScorer(lm, bad).logits(["p"])
+    lm.chat = True  # a chat-wrapped model cannot be fed text after the assistant header
+    with pytest.raises(ValueError, match="chat=False"):
+        GuardScorer(lm, "wildguard")
 
 
 def test_scorer_rejects_bad_input(tiny_guard):

@@ -249,7 +249,9 @@ TEMPLATES: dict[str, GuardTemplate] = {
         safe_label="safe",
         unsafe_label="unsafe",
     ),
-    "llama_guard3": GuardTemplate(  # chat-templated; verdict is the second token after "\n\n"
+    # Llama-Guard-3 writes "\n\n" and then its verdict: pass prompts already in its chat format
+    # (ending with the assistant header) to a model loaded with chat=False
+    "llama_guard3": GuardTemplate(
         name="llama_guard3",
         prompt_template="{prompt}",
         response_template="{prompt}\n\n{response}",
@@ -320,6 +322,13 @@ class GuardScorer:
             raise ValueError(
                 f"max_response_tokens={max_response_tokens!r}, max_marker_tokens="
                 f"{max_marker_tokens!r}: must be >= 1"
+            )
+        if getattr(lm, "chat", False) and (template.answer_prefix or template.marker):
+            raise ValueError(
+                f"template {template.name!r} reads the label after text the guard writes itself "
+                "(answer_prefix or marker), which cannot be appended after a chat template's "
+                "assistant header: load the model with chat=False and write the guard's chat "
+                "format into the template or the prompts"
             )
         self.lm = lm
         self.template = template
