@@ -20,7 +20,12 @@ def lm():
         a, v = rng.choice(["cat", "dog"]), rng.choice(["sat", "ran"])
         ex.append((f"the {a} {v}", " on the mat ." if a == "cat" else " under the rug ."))
     tok = WordTokenizer.build([p + c for p, c in ex])
-    return train_tiny_lm(ex, tok, d_model=32, epochs=8, seed=0)
+    before = torch.get_num_threads()  # module fixtures run before conftest's one-thread limit
+    torch.set_num_threads(1)
+    try:
+        return train_tiny_lm(ex, tok, d_model=32, epochs=8, seed=0)
+    finally:
+        torch.set_num_threads(before)
 
 
 def test_protocols_and_learning(lm):

@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 import pytest
+import torch
 
 from iclr25.papers.guard_calibration import (
     BatchCalibration,
@@ -80,7 +81,12 @@ def test_calibrators_reject_bad_input():
 @pytest.fixture(scope="module")
 def tiny_guard():
     c = moderation_corpus(300, np.random.default_rng(0))
-    return train_tiny_guard(c.prompts, c.labels, TinyGuardConfig(n_train=300, epochs=3), seed=0)
+    before = torch.get_num_threads()  # module fixtures run before conftest's one-thread limit
+    torch.set_num_threads(1)
+    try:
+        return train_tiny_guard(c.prompts, c.labels, TinyGuardConfig(n_train=300, epochs=3), 0)
+    finally:
+        torch.set_num_threads(before)
 
 
 def test_scorer_reads_label_logits_at_the_decision_position(tiny_guard):
