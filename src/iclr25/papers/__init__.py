@@ -33,4 +33,9 @@ PAPERS: dict[str, PaperEntry] = {
         experiments=("speed", "exactness"),
         extras=("kernels",),
     ),
+    "guard_calibration": PaperEntry(
+        title="On calibration of LLM-based guard models (Liu, Huang, Gu, Wang, Wang)",
+        experiments=("tiny_guard", "synthetic_logits", "evaluate"),
+        extras=("llm",),
+    ),
 }
