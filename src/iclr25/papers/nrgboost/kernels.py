@@ -1,0 +1,617 @@
+"""Compiled hot loops (numba, cached on disk): histograms, split search, row partitioning, tree
+evaluation on points and on slices, and the systematic-scan Gibbs sampler.
+
+Everything works on the discretised domain: a row is a vector of `uint8` bin codes, dimension `d`
+has `cards[d]` bins (<= 255) and is ordered (numerical) or unordered (categorical).
+
+A forest is stored as flat arrays (see `trees.Forest`):
+
+- internal nodes: `feat[i]` the split dimension; `thr[i]` the threshold (ordered dimension:
+  go left when `x[feat] < thr`) or, for an unordered dimension, the row of `catmask` whose
+  True entries go left; `left[i]`, `right[i]` the children, a node index when >= 0 or `~leaf`
+  (a leaf index) when < 0;
+- `value[leaf]` the leaf values; `root[t]` the root of tree `t` (`~leaf` for a one-leaf tree).
+
+No function draws random numbers: callers pass uniforms drawn from a numpy Generator, so results
+do not depend on numba's RNG state or on thread scheduling.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# ---------------------------------------------------------------- histograms and partitions
+
+
+@njit(cache=True)
+def histogram(codes, rows, start, stop, weight, out):  # pragma: no cover - compiled
+    """out[d, v] = weight * #{i in rows[start:stop] : codes[i, d] == v} (out is overwritten)."""
+    out[:] = 0.0
+    ndim = codes.shape[1]
+    for k in range(start, stop):
+        r = rows[k]
+        for d in range(ndim):
+            out[d, codes[r, d]] += 1.0
+    if weight != 1.0:
+        out *= weight
+
+
+@njit(cache=True)
+def partition(codes, rows, start, stop, dim, is_ordered, thr, mask):  # pragma: no cover
+    """Reorder rows[start:stop] in place so rows going left come first; return their count.
+
+    Left is `codes[r, dim] < thr` (ordered) or `mask[codes[r, dim]]` (unordered).
+    """
+    i = start
+    j = stop - 1
+    while i <= j:
+        v = codes[rows[i], dim]
+        go_left = v < thr if is_ordered else mask[v]
+        if go_left:
+            i += 1
+        else:
+            tmp = rows[i]
+            rows[i] = rows[j]
+            rows[j] = tmp
+            j -= 1
+    return i - start
+
+
+# ---------------------------------------------------------------- split search
+
+CHI2 = 0
+"""NRGBoost's criterion: g(P, Q) = P^2 / Q (second-order expansion of the likelihood)."""
+KL = 1
+"""Density-tree likelihood criterion: g(P, Q) = P log(P / Q) with Q the volume."""
+
+
+@njit(cache=True)
+def _g(p, q, criterion):  # pragma: no cover - compiled
+    if criterion == CHI2:
+        return p * p / q
+    if p <= 0.0:
+        return 0.0
+    return p * np.log(p / q)
+
+
+EMPTY = 1e-9
+"""A side whose reference mass is below EMPTY x the parent's is empty (guards against the
+rounding residue of `parent - left` when the true mass is 0)."""
+
+
+@njit(cache=True)
+def _valid(p, q, qtot, max_ratio, min_data):  # pragma: no cover - compiled
+    # Both sides must carry model mass; P/Q <= max_ratio (the leaf-ratio constraint) and
+    # P >= min_data when those constraints are on (max_ratio <= 0 or min_data <= 0: off).
+    if q <= EMPTY * qtot:
+        return False
+    if max_ratio > 0.0 and p > max_ratio * q:
+        return False
+    return not (min_data > 0.0 and p < min_data)
+
+
+@njit(cache=True)
+def best_split(
+    P, Q, wq, dims, cards, ordered, criterion, max_ratio, min_data, order_buf, key_buf, mask_out
+):  # pragma: no cover - compiled
+    """Best split of one leaf from its data histogram `P` and reference histogram `wq * Q`.
+
+    P, Q: (D, Cmax); keeping a sample pool's Q as integer counts (weight wq applied here) makes
+    an empty side exactly 0.
+
+    Ordered dimensions scan every threshold; unordered ones sort the categories by P/Q and scan
+    prefixes of that order (many-vs-many). Returns (gain, dim, thr); for an unordered winner the
+    left categories are written to `mask_out`. gain is -inf when no split satisfies the
+    constraints. The gain of a split is g(L) + g(R) - g(parent).
+    """
+    best_gain = -np.inf
+    best_dim = -1
+    best_thr = -1
+    for di in range(dims.shape[0]):
+        d = dims[di]
+        C = cards[d]
+        if C < 2:
+            continue
+        Ptot = 0.0
+        Qtot = 0.0
+        for v in range(C):
+            Ptot += P[d, v]
+            Qtot += Q[d, v]
+        Qtot *= wq
+        if Qtot <= 0.0:
+            continue
+        g_parent = _g(Ptot, Qtot, criterion)
+        if ordered[d]:
+            for v in range(C):
+                order_buf[v] = v
+        else:
+            for v in range(C):
+                q = Q[d, v]
+                key_buf[v] = P[d, v] / q if q > 0.0 else np.inf
+            srt = np.argsort(key_buf[:C])
+            for v in range(C):
+                order_buf[v] = srt[v]
+        pl = 0.0
+        ql = 0.0
+        for k in range(C - 1):
+            v = order_buf[k]
+            pl += P[d, v]
+            ql += wq * Q[d, v]
+            pr = Ptot - pl
+            qr = Qtot - ql
+            if not (
+                _valid(pl, ql, Qtot, max_ratio, min_data)
+                and _valid(pr, qr, Qtot, max_ratio, min_data)
+            ):
+                continue
+            gain = _g(pl, ql, criterion) + _g(pr, qr, criterion) - g_parent
+            if gain > best_gain:
+                best_gain = gain
+                best_dim = d
+                best_thr = k + 1
+                if not ordered[d]:
+                    mask_out[:] = False
+                    for kk in range(k + 1):
+                        mask_out[order_buf[kk]] = True
+    return best_gain, best_dim, best_thr
+
+
+# ---------------------------------------------------------------- evaluation on points
+
+
+@njit(cache=True)
+def _leaf(codes, r, node, feat, thr, left, right, catmask, ordered):  # pragma: no cover
+    while node >= 0:
+        f = feat[node]
+        v = codes[r, f]
+        go_left = v < thr[node] if ordered[f] else catmask[thr[node], v]
+        node = left[node] if go_left else right[node]
+    return ~node
+
+
+@njit(cache=True)
+def leaf_index(codes, root, feat, thr, left, right, catmask, ordered, out):  # pragma: no cover
+    """out[i] = the leaf (global index) of one tree with root `root` that row i falls in."""
+    for r in range(codes.shape[0]):
+        out[r] = _leaf(codes, r, root, feat, thr, left, right, catmask, ordered)
+
+
+@njit(cache=True)
+def sum_trees(
+    codes, roots, feat, thr, left, right, catmask, ordered, value, out
+):  # pragma: no cover
+    """out[i] += sum over the trees in `roots` of the leaf value of row i."""
+    for r in range(codes.shape[0]):
+        s = 0.0
+        for t in range(roots.shape[0]):
+            s += value[_leaf(codes, r, roots[t], feat, thr, left, right, catmask, ordered)]
+        out[r] += s
+
+
+# ---------------------------------------------------------------- evaluation on slices
+
+
+@njit(cache=True)
+def _slice_tree(
+    x,
+    d,
+    C,
+    node0,
+    feat,
+    thr,
+    left,
+    right,
+    catmask,
+    ordered,
+    value,
+    add_to,
+    st_node,
+    st_lo,
+    st_hi,
+    st_mask,
+    cur,
+    as_steps=False,
+):  # pragma: no cover - compiled
+    """add_to[v] += the leaf value of the point x with x[d] replaced by v, for every v < C.
+
+    One traversal that carries the set of slice values still reaching a node: a range [lo, hi)
+    for an ordered `d`, a boolean mask for an unordered `d` (`cur` holds the current set;
+    pending right branches wait on the stack). Nodes on other dimensions follow x.
+    With as_steps (ordered d only) a leaf reached by [lo, hi) adds its value to add_to[lo] and
+    subtracts it from add_to[hi] instead (a difference array of length C + 1).
+    """
+    is_ord = ordered[d]
+    st_node[0] = node0
+    st_lo[0] = 0
+    st_hi[0] = C
+    if not is_ord:
+        st_mask[0, :C] = True
+    top = 1
+    while top > 0:
+        top -= 1
+        node = st_node[top]
+        lo = st_lo[top]
+        hi = st_hi[top]
+        if not is_ord:
+            cur[:C] = st_mask[top, :C]
+        while node >= 0:
+            f = feat[node]
+            if f != d:
+                v = x[f]
+                go_left = v < thr[node] if ordered[f] else catmask[thr[node], v]
+                node = left[node] if go_left else right[node]
+            elif is_ord:
+                t = thr[node]
+                if hi <= t:
+                    node = left[node]
+                elif lo >= t:
+                    node = right[node]
+                else:  # both sides reached: keep [lo, t) and push [t, hi)
+                    st_node[top] = right[node]
+                    st_lo[top] = t
+                    st_hi[top] = hi
+                    top += 1
+                    hi = t
+                    node = left[node]
+            else:
+                m = thr[node]
+                n_left = 0
+                n_right = 0
+                for v in range(C):
+                    if cur[v]:
+                        if catmask[m, v]:
+                            n_left += 1
+                        else:
+                            n_right += 1
+                if n_right == 0:
+                    node = left[node]
+                elif n_left == 0:
+                    node = right[node]
+                else:
+                    for v in range(C):
+                        st_mask[top, v] = cur[v] and not catmask[m, v]
+                        cur[v] = cur[v] and catmask[m, v]
+                    st_node[top] = right[node]
+                    top += 1
+                    node = left[node]
+        val = value[~node]
+        if as_steps:
+            add_to[lo] += val
+            add_to[hi] -= val
+        elif is_ord:
+            for v in range(lo, hi):
+                add_to[v] += val
+        else:
+            for v in range(C):
+                if cur[v]:
+                    add_to[v] += val
+
+
+@njit(cache=True)
+def slice_logits(
+    codes,
+    d,
+    C,
+    roots,
+    checkpoints,
+    feat,
+    thr,
+    left,
+    right,
+    catmask,
+    ordered,
+    value,
+    mode,
+    max_nodes,
+    out,
+):  # pragma: no cover - compiled
+    """Slice evaluation of a forest for every row: out[k, i, v] for each checkpoint k.
+
+    mode 0 (boosting, additive): the sum over trees; mode 1 (bagging, a mixture): the
+    log-sum-exp over trees of the trees' log densities. The value after the first
+    `checkpoints[k]` trees is written to out[k] (checkpoints ascending, last = len(roots)).
+    Rows of `out` must be zero-initialised for mode 0.
+    """
+    n = codes.shape[0]
+    st_node = np.empty(max_nodes + 2, np.int64)
+    st_lo = np.empty(max_nodes + 2, np.int64)
+    st_hi = np.empty(max_nodes + 2, np.int64)
+    st_mask = np.empty((max_nodes + 2, C), np.bool_)
+    cur = np.empty(C, np.bool_)
+    acc = np.empty(C)
+    tmp = np.empty(C)
+    for i in range(n):
+        x = codes[i]
+        if mode == 0:
+            acc[:] = 0.0
+        else:
+            acc[:] = -np.inf
+        k = 0
+        for t in range(roots.shape[0]):
+            if mode == 0:
+                _slice_tree(
+                    x,
+                    d,
+                    C,
+                    roots[t],
+                    feat,
+                    thr,
+                    left,
+                    right,
+                    catmask,
+                    ordered,
+                    value,
+                    acc,
+                    st_node,
+                    st_lo,
+                    st_hi,
+                    st_mask,
+                    cur,
+                )
+            else:
+                tmp[:] = 0.0
+                _slice_tree(
+                    x,
+                    d,
+                    C,
+                    roots[t],
+                    feat,
+                    thr,
+                    left,
+                    right,
+                    catmask,
+                    ordered,
+                    value,
+                    tmp,
+                    st_node,
+                    st_lo,
+                    st_hi,
+                    st_mask,
+                    cur,
+                )
+                for v in range(C):
+                    a = acc[v]
+                    b = tmp[v]
+                    hi_ = a if a > b else b
+                    if hi_ == -np.inf:
+                        acc[v] = -np.inf
+                    else:
+                        acc[v] = hi_ + np.log(np.exp(a - hi_) + np.exp(b - hi_))
+            while k < checkpoints.shape[0] and checkpoints[k] == t + 1:
+                out[k, i, :C] = acc[:C]
+                k += 1
+        while k < checkpoints.shape[0]:  # checkpoints of 0 trees
+            out[k, i, :C] = acc[:C]
+            k += 1
+
+
+# ---------------------------------------------------------------- Gibbs sampling
+
+
+@njit(cache=True)
+def _leaf1(x, node, feat, thr, left, right, catmask, ordered):  # pragma: no cover - compiled
+    while node >= 0:
+        f = feat[node]
+        v = x[f]
+        go_left = v < thr[node] if ordered[f] else catmask[thr[node], v]
+        node = left[node] if go_left else right[node]
+    return ~node
+
+
+@njit(cache=True)
+def _draw_ordered(steps, C, cdf, u, p_start, p_w):  # pragma: no cover - compiled
+    """Draw v with p(v) ∝ q0(v) exp(S(v)), S the prefix sums of the difference array `steps`.
+
+    S is constant on pieces (few of them), so: pick a piece with probability ∝
+    exp(S) q0(piece) (cdf: q0's CDF), then v within it from q0 by binary search, reusing the
+    uniform u. Exact, with one exp per piece instead of one per bin.
+    """
+    n = 0
+    S = 0.0
+    top = -np.inf
+    for v in range(C):
+        if v == 0 or steps[v] != 0.0:
+            S += steps[v]
+            p_start[n] = v
+            p_w[n] = S
+            if top < S:
+                top = S
+            n += 1
+    p_start[n] = C
+    total = 0.0
+    for k in range(n):
+        w = np.exp(p_w[k] - top) * (cdf[p_start[k + 1]] - cdf[p_start[k]])
+        p_w[k] = w
+        total += w
+    target = u * total
+    k = 0
+    while k < n - 1 and target >= p_w[k]:
+        target -= p_w[k]
+        k += 1
+    a = p_start[k]
+    b = p_start[k + 1]
+    frac = min(target / p_w[k], 1.0) if p_w[k] > 0.0 else 0.5
+    y = cdf[a] + frac * (cdf[b] - cdf[a])
+    lo = a  # smallest v in [a, b) with cdf[v + 1] > y
+    hi = b - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if cdf[mid + 1] > y:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@njit(cache=True)
+def _draw_logits(logits, C, u):  # pragma: no cover - compiled
+    """Draw v with p(v) ∝ exp(logits[v]) (logits is overwritten)."""
+    m = -np.inf
+    for v in range(C):
+        if logits[v] > m:
+            m = logits[v]
+    total = 0.0
+    for v in range(C):
+        e = np.exp(logits[v] - m)
+        logits[v] = e
+        total += e
+    target = u * total
+    pick = C - 1
+    acc = 0.0
+    for v in range(C):
+        acc += logits[v]
+        if target < acc:
+            pick = v
+            break
+    while logits[pick] == 0.0:  # never a zero-probability bin
+        pick -= 1
+    return pick
+
+
+@njit(cache=True)
+def _leaf1(x, node, feat, thr, left, right, catmask, ordered):  # pragma: no cover - compiled
+    while node >= 0:
+        f = feat[node]
+        v = x[f]
+        go_left = v < thr[node] if ordered[f] else catmask[thr[node], v]
+        node = left[node] if go_left else right[node]
+    return ~node
+
+
+@njit(cache=True)
+def gibbs(
+    state,
+    n_sweeps,
+    log_q0,
+    cdf_q0,
+    cards,
+    ordered,
+    roots,
+    feat,
+    thr,
+    left,
+    right,
+    catmask,
+    value,
+    first_node,
+    dim_ptr,
+    dim_trees,
+    max_nodes,
+    uniforms,
+    out,
+):  # pragma: no cover - compiled
+    """Systematic-scan Gibbs sampling of q(x) ∝ q0(x) exp(sum_t δ_t(x)), chain by chain.
+
+    state (K, D) uint8: the chains' current points (updated in place). One sweep resamples
+    x_0, ..., x_{D-1} in turn from its exact conditional q0_d(v) exp(sum_t δ_t(x; x_d = v)).
+    Only trees whose current root-to-leaf path tests d enter: the others do not look at x_d,
+    so they add a constant that cancels. For those, the nodes above the shallowest node that
+    tests d do not depend on x_d either, so the slice (and the new leaf after x_d moves) is
+    evaluated from that node: first_node (n_leaves, D) holds it (-1: d not on the path).
+    dim_ptr/dim_trees list the trees that split on d at all.
+    Sweep s's state is written to out[k, s]; uniforms (K, n_sweeps, D) supplies the
+    randomness. cdf_q0 (D, Cmax + 1) is the CDF of q0's marginals (log_q0 their logs).
+    """
+    K = state.shape[0]
+    D = state.shape[1]
+    T = roots.shape[0]
+    Cmax = log_q0.shape[1]
+    st_node = np.empty(max_nodes + 2, np.int64)
+    st_lo = np.empty(max_nodes + 2, np.int64)
+    st_hi = np.empty(max_nodes + 2, np.int64)
+    st_mask = np.empty((max_nodes + 2, Cmax), np.bool_)
+    cur = np.empty(Cmax, np.bool_)
+    buf = np.empty(Cmax + 1)
+    p_start = np.empty(Cmax + 1, np.int64)
+    p_w = np.empty(Cmax + 1)
+    leaf = np.empty(T, np.int64)
+    hits = np.empty(T, np.int64)
+    starts = np.empty(T, np.int64)
+    for c in range(K):
+        x = state[c]
+        for t in range(T):
+            leaf[t] = _leaf1(x, roots[t], feat, thr, left, right, catmask, ordered)
+        for s in range(n_sweeps):
+            for d in range(D):
+                C = cards[d]
+                if C == 1:
+                    continue
+                is_ord = ordered[d]
+                if is_ord:
+                    buf[: C + 1] = 0.0
+                else:
+                    buf[:C] = log_q0[d, :C]
+                n_hits = 0
+                for j in range(dim_ptr[d], dim_ptr[d + 1]):
+                    t = dim_trees[j]
+                    start = first_node[leaf[t], d]
+                    if start >= 0:
+                        _slice_tree(
+                            x,
+                            d,
+                            C,
+                            start,
+                            feat,
+                            thr,
+                            left,
+                            right,
+                            catmask,
+                            ordered,
+                            value,
+                            buf,
+                            st_node,
+                            st_lo,
+                            st_hi,
+                            st_mask,
+                            cur,
+                            is_ord,
+                        )
+                        hits[n_hits] = t
+                        starts[n_hits] = start
+                        n_hits += 1
+                u = uniforms[c, s, d]
+                if is_ord:
+                    pick = _draw_ordered(buf, C, cdf_q0[d], u, p_start, p_w)
+                else:
+                    pick = _draw_logits(buf, C, u)
+                if pick != x[d]:
+                    x[d] = pick
+                    for h in range(n_hits):
+                        leaf[hits[h]] = _leaf1(
+                            x, starts[h], feat, thr, left, right, catmask, ordered
+                        )
+            out[c, s, :] = x
+
+
+# ---------------------------------------------------------------- sampling from leaf boxes
+
+
+@njit(cache=True)
+def sample_boxes(lo, hi, masks, mask_dims, leaf, uniforms, out):  # pragma: no cover - compiled
+    """Uniform points in leaf boxes: out[i, d] uniform over the allowed bins of box leaf[i].
+
+    lo/hi (L, D): ranges of ordered dims; masks (L, Du, Cmax): allowed bins of the unordered
+    dims listed in mask_dims (mask_dims[d] = row in masks, or -1 for an ordered d).
+    """
+    n, D = out.shape
+    for i in range(n):
+        b = leaf[i]
+        for d in range(D):
+            u = uniforms[i, d]
+            j = mask_dims[d]
+            if j < 0:
+                width = hi[b, d] - lo[b, d]
+                out[i, d] = lo[b, d] + min(int(u * width), width - 1)
+            else:
+                count = 0
+                for v in range(masks.shape[2]):
+                    if masks[b, j, v]:
+                        count += 1
+                target = min(int(u * count), count - 1)
+                for v in range(masks.shape[2]):
+                    if masks[b, j, v]:
+                        if target == 0:
+                            out[i, d] = v
+                            break
+                        target -= 1
