@@ -218,8 +218,6 @@ def _slice_tree(
     One traversal that carries the set of slice values still reaching a node: a range [lo, hi)
     for an ordered `d`, a boolean mask for an unordered `d` (`cur` holds the current set;
     pending right branches wait on the stack). Nodes on other dimensions follow x.
-    With as_steps (ordered d only) a leaf reached by [lo, hi) adds its value to add_to[lo] and
-    subtracts it from add_to[hi] instead (a difference array of length C + 1).
     """
     is_ord = ordered[d]
     st_node[0] = node0
@@ -276,10 +274,7 @@ def _slice_tree(
                     top += 1
                     node = left[node]
         val = value[~node]
-        if as_steps:
-            add_to[lo] += val
-            add_to[hi] -= val
-        elif is_ord:
+        if is_ord:
             for v in range(lo, hi):
                 add_to[v] += val
         else:
@@ -390,16 +385,6 @@ def slice_logits(
 
 
 @njit(cache=True)
-def _leaf1(x, node, feat, thr, left, right, catmask, ordered):  # pragma: no cover - compiled
-    while node >= 0:
-        f = feat[node]
-        v = x[f]
-        go_left = v < thr[node] if ordered[f] else catmask[thr[node], v]
-        node = left[node] if go_left else right[node]
-    return ~node
-
-
-@njit(cache=True)
 def _draw_ordered(steps, C, cdf, u, p_start, p_w):  # pragma: no cover - compiled
     """Draw v with p(v) ∝ q0(v) exp(S(v)), S the prefix sums of the difference array `steps`.
 
@@ -470,12 +455,12 @@ def _draw_logits(logits, C, u):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _leaf1(x, node, feat, thr, left, right, catmask, ordered):  # pragma: no cover - compiled
+def _leaf_packed(x, node, nodes, catmask, ordered):  # pragma: no cover - compiled
     while node >= 0:
-        f = feat[node]
+        f = nodes[node, 0]
         v = x[f]
-        go_left = v < thr[node] if ordered[f] else catmask[thr[node], v]
-        node = left[node] if go_left else right[node]
+        go_left = v < nodes[node, 1] if ordered[f] else catmask[nodes[node, 1], v]
+        node = nodes[node, 2] if go_left else nodes[node, 3]
     return ~node
 
 
@@ -488,10 +473,7 @@ def gibbs(
     cards,
     ordered,
     roots,
-    feat,
-    thr,
-    left,
-    right,
+    nodes,
     catmask,
     value,
     first_node,
@@ -508,8 +490,9 @@ def gibbs(
     Only trees whose current root-to-leaf path tests d enter: the others do not look at x_d,
     so they add a constant that cancels. For those, the nodes above the shallowest node that
     tests d do not depend on x_d either, so the slice (and the new leaf after x_d moves) is
-    evaluated from that node: first_node (n_leaves, D) holds it (-1: d not on the path).
-    dim_ptr/dim_trees list the trees that split on d at all.
+    evaluated from that node: first_node (D, n_leaves) holds it (-1: d not on the path).
+    dim_ptr/dim_trees list the trees that split on d at all. nodes (n_nodes, 4) int32 packs
+    (feat, thr, left, right) of every internal node (see the module docstring).
     Sweep s's state is written to out[k, s]; uniforms (K, n_sweeps, D) supplies the
     randomness. cdf_q0 (D, Cmax + 1) is the CDF of q0's marginals (log_q0 their logs).
     """
@@ -517,6 +500,10 @@ def gibbs(
     D = state.shape[1]
     T = roots.shape[0]
     Cmax = log_q0.shape[1]
+    feat = np.ascontiguousarray(nodes[:, 0]).astype(np.int64)
+    thr = np.ascontiguousarray(nodes[:, 1]).astype(np.int64)
+    left = np.ascontiguousarray(nodes[:, 2]).astype(np.int64)
+    right = np.ascontiguousarray(nodes[:, 3]).astype(np.int64)
     st_node = np.empty(max_nodes + 2, np.int64)
     st_lo = np.empty(max_nodes + 2, np.int64)
     st_hi = np.empty(max_nodes + 2, np.int64)
@@ -531,22 +518,69 @@ def gibbs(
     for c in range(K):
         x = state[c]
         for t in range(T):
-            leaf[t] = _leaf1(x, roots[t], feat, thr, left, right, catmask, ordered)
+            leaf[t] = _leaf_packed(x, roots[t], nodes, catmask, ordered)
         for s in range(n_sweeps):
             for d in range(D):
                 C = cards[d]
                 if C == 1:
                     continue
                 is_ord = ordered[d]
+                fd = first_node[d]
+                n_hits = 0
                 if is_ord:
                     buf[: C + 1] = 0.0
+                    for j in range(dim_ptr[d], dim_ptr[d + 1]):
+                        t = dim_trees[j]
+                        start = fd[leaf[t]]
+                        if start < 0:
+                            continue
+                        hits[n_hits] = t
+                        starts[n_hits] = start
+                        n_hits += 1
+                        # slice of tree t along the ordered d, from `start` (inlined
+                        # _slice_tree with as_steps): ranges [lo, hi) of x_d per leaf
+                        node = start
+                        lo = 0
+                        hi = C
+                        top = 0
+                        while True:
+                            while node >= 0:
+                                r = nodes[node]
+                                f = r[0]
+                                if f != d:
+                                    v = x[f]
+                                    go_left = v < r[1] if ordered[f] else catmask[r[1], v]
+                                    node = r[2] if go_left else r[3]
+                                else:
+                                    th = r[1]
+                                    if hi <= th:
+                                        node = r[2]
+                                    elif lo >= th:
+                                        node = r[3]
+                                    else:
+                                        st_node[top] = r[3]
+                                        st_lo[top] = th
+                                        st_hi[top] = hi
+                                        top += 1
+                                        hi = th
+                                        node = r[2]
+                            val = value[~node]
+                            buf[lo] += val
+                            buf[hi] -= val
+                            if top == 0:
+                                break
+                            top -= 1
+                            node = st_node[top]
+                            lo = st_lo[top]
+                            hi = st_hi[top]
+                    pick = _draw_ordered(buf, C, cdf_q0[d], uniforms[c, s, d], p_start, p_w)
                 else:
                     buf[:C] = log_q0[d, :C]
-                n_hits = 0
-                for j in range(dim_ptr[d], dim_ptr[d + 1]):
-                    t = dim_trees[j]
-                    start = first_node[leaf[t], d]
-                    if start >= 0:
+                    for j in range(dim_ptr[d], dim_ptr[d + 1]):
+                        t = dim_trees[j]
+                        start = fd[leaf[t]]
+                        if start < 0:
+                            continue
                         _slice_tree(
                             x,
                             d,
@@ -565,22 +599,15 @@ def gibbs(
                             st_hi,
                             st_mask,
                             cur,
-                            is_ord,
                         )
                         hits[n_hits] = t
                         starts[n_hits] = start
                         n_hits += 1
-                u = uniforms[c, s, d]
-                if is_ord:
-                    pick = _draw_ordered(buf, C, cdf_q0[d], u, p_start, p_w)
-                else:
-                    pick = _draw_logits(buf, C, u)
+                    pick = _draw_logits(buf, C, uniforms[c, s, d])
                 if pick != x[d]:
                     x[d] = pick
                     for h in range(n_hits):
-                        leaf[hits[h]] = _leaf1(
-                            x, starts[h], feat, thr, left, right, catmask, ordered
-                        )
+                        leaf[hits[h]] = _leaf_packed(x, starts[h], nodes, catmask, ordered)
             out[c, s, :] = x
 
 

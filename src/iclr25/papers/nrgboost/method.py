@@ -289,6 +289,7 @@ class NRGBoost(TabularDensity):
         f = self.forest_
         ptr, trees = f.dims_to_trees(n_trees)
         roots = f.roots[: self._n(n_trees)]
+        nodes, first = f.packed()
         state = np.array(init, np.uint8, copy=True)
         K_, D = state.shape
         out = np.empty((K_, n_keep, D), np.uint8)
@@ -306,13 +307,10 @@ class NRGBoost(TabularDensity):
                 self.domain_.cards,
                 self.domain_.ordered,
                 roots,
-                f.feat,
-                f.thr,
-                f.left,
-                f.right,
+                nodes,
                 f.catmask,
                 f.value,
-                f.first_node,
+                first,
                 ptr,
                 trees,
                 f.max_nodes,

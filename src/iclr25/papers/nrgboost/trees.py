@@ -129,6 +129,12 @@ class Forest:
         self.leaf_start.append(l0)
         self.max_nodes = max(self.max_nodes, tree.n_nodes)
 
+    def packed(self) -> tuple[np.ndarray, np.ndarray]:
+        """(nodes, first_node) for the Gibbs kernel: nodes (n_nodes, 4) int32 rows
+        (feat, thr, left, right); first_node transposed to (D, n_leaves)."""
+        nodes = np.stack([self.feat, self.thr, self.left, self.right], 1).astype(np.int32)
+        return nodes, np.ascontiguousarray(self.first_node.T)
+
     def args(self) -> tuple:
         """(feat, thr, left, right, catmask, ordered) for the kernels."""
         return self.feat, self.thr, self.left, self.right, self.catmask, self.domain.ordered
