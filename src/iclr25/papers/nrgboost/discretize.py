@@ -2,7 +2,8 @@
 
 Every column becomes a dimension of a finite grid (`uint8` codes):
 
-- a categorical column: one bin per category (sorted), at most 255 categories;
+- a categorical column: one bin per category (sorted; for a pandas Categorical column, every
+  declared category, observed or not), at most 255 categories;
 - a numerical column with at most `max_bins` distinct values: one bin per value ("exact");
 - any other numerical column: quantile bins, `max_bins` of them before merging tied edges
   ("quantile").
@@ -124,8 +125,15 @@ def _is_number(v) -> bool:
     return True
 
 
-def _categories(col: np.ndarray, name: str) -> np.ndarray:
-    values = list(dict.fromkeys(col.tolist()))
+def _declared_categories(X, j: int) -> np.ndarray | None:
+    """The categories a pandas Categorical column declares (including unobserved ones)."""
+    if _is_frame(X) and _categorical_dtype(X.iloc[:, j]):
+        return np.asarray(X.iloc[:, j].cat.categories, dtype=object)
+    return None
+
+
+def _categories(col, name: str) -> np.ndarray:
+    values = list(dict.fromkeys(np.asarray(col, dtype=object).tolist()))
     with contextlib.suppress(TypeError):  # mixed types: keep the order of first appearance
         values = sorted(values)
     if len(values) > MAX_BINS:
@@ -167,7 +175,12 @@ class Discretizer:
         for j, (col, name) in enumerate(zip(cols, names)):
             _check_missing(col, name)
             if cat[j]:
-                c = Column(name, "categorical", values=_categories(col, name))
+                declared = _declared_categories(X, j)
+                c = Column(
+                    name,
+                    "categorical",
+                    values=_categories(col if declared is None else declared, name),
+                )
             else:
                 x = _numeric(col, name)
                 uniq = np.unique(x)

@@ -27,14 +27,18 @@ from numba import njit
 @njit(cache=True)
 def histogram(codes, rows, start, stop, weight, out):  # pragma: no cover - compiled
     """out[d, v] = weight * #{i in rows[start:stop] : codes[i, d] == v} (out is overwritten)."""
-    out[:] = 0.0
     ndim = codes.shape[1]
+    for d in range(ndim):
+        for v in range(out.shape[1]):
+            out[d, v] = 0.0
     for k in range(start, stop):
         r = rows[k]
         for d in range(ndim):
             out[d, codes[r, d]] += 1.0
     if weight != 1.0:
-        out *= weight
+        for d in range(ndim):
+            for v in range(out.shape[1]):
+                out[d, v] *= weight
 
 
 @njit(cache=True)
@@ -129,9 +133,12 @@ def best_split(
             for v in range(C):
                 q = Q[d, v]
                 key_buf[v] = P[d, v] / q if q > 0.0 else np.inf
-            srt = np.argsort(key_buf[:C])
-            for v in range(C):
-                order_buf[v] = srt[v]
+            for v in range(C):  # insertion sort of the categories by key (C <= 255)
+                k = v
+                while k > 0 and key_buf[order_buf[k - 1]] > key_buf[v]:
+                    order_buf[k] = order_buf[k - 1]
+                    k -= 1
+                order_buf[k] = v
         pl = 0.0
         ql = 0.0
         for k in range(C - 1):
@@ -151,7 +158,8 @@ def best_split(
                 best_dim = d
                 best_thr = k + 1
                 if not ordered[d]:
-                    mask_out[:] = False
+                    for v2 in range(mask_out.shape[0]):
+                        mask_out[v2] = False
                     for kk in range(k + 1):
                         mask_out[order_buf[kk]] = True
     return best_gain, best_dim, best_thr
@@ -224,7 +232,8 @@ def _slice_tree(
     st_lo[0] = 0
     st_hi[0] = C
     if not is_ord:
-        st_mask[0, :C] = True
+        for v in range(C):
+            st_mask[0, v] = True
     top = 1
     while top > 0:
         top -= 1
@@ -232,7 +241,8 @@ def _slice_tree(
         lo = st_lo[top]
         hi = st_hi[top]
         if not is_ord:
-            cur[:C] = st_mask[top, :C]
+            for v in range(C):
+                cur[v] = st_mask[top, v]
         while node >= 0:
             f = feat[node]
             if f != d:
@@ -318,10 +328,8 @@ def slice_logits(
     tmp = np.empty(C)
     for i in range(n):
         x = codes[i]
-        if mode == 0:
-            acc[:] = 0.0
-        else:
-            acc[:] = -np.inf
+        for v in range(C):
+            acc[v] = 0.0 if mode == 0 else -np.inf
         k = 0
         for t in range(roots.shape[0]):
             if mode == 0:
@@ -345,7 +353,8 @@ def slice_logits(
                     cur,
                 )
             else:
-                tmp[:] = 0.0
+                for v in range(C):
+                    tmp[v] = 0.0
                 _slice_tree(
                     x,
                     d,
@@ -374,10 +383,12 @@ def slice_logits(
                     else:
                         acc[v] = hi_ + np.log(np.exp(a - hi_) + np.exp(b - hi_))
             while k < checkpoints.shape[0] and checkpoints[k] == t + 1:
-                out[k, i, :C] = acc[:C]
+                for v in range(C):
+                    out[k, i, v] = acc[v]
                 k += 1
         while k < checkpoints.shape[0]:  # checkpoints of 0 trees
-            out[k, i, :C] = acc[:C]
+            for v in range(C):
+                out[k, i, v] = acc[v]
             k += 1
 
 
@@ -474,6 +485,10 @@ def gibbs(
     ordered,
     roots,
     nodes,
+    feat,
+    thr,
+    left,
+    right,
     catmask,
     value,
     first_node,
@@ -492,7 +507,8 @@ def gibbs(
     tests d do not depend on x_d either, so the slice (and the new leaf after x_d moves) is
     evaluated from that node: first_node (D, n_leaves) holds it (-1: d not on the path).
     dim_ptr/dim_trees list the trees that split on d at all. nodes (n_nodes, 4) int32 packs
-    (feat, thr, left, right) of every internal node (see the module docstring).
+    (feat, thr, left, right) of every internal node (see the module docstring) for the
+    ordered fast path; the separate arrays serve unordered dimensions.
     Sweep s's state is written to out[k, s]; uniforms (K, n_sweeps, D) supplies the
     randomness. cdf_q0 (D, Cmax + 1) is the CDF of q0's marginals (log_q0 their logs).
     """
@@ -500,10 +516,6 @@ def gibbs(
     D = state.shape[1]
     T = roots.shape[0]
     Cmax = log_q0.shape[1]
-    feat = np.ascontiguousarray(nodes[:, 0]).astype(np.int64)
-    thr = np.ascontiguousarray(nodes[:, 1]).astype(np.int64)
-    left = np.ascontiguousarray(nodes[:, 2]).astype(np.int64)
-    right = np.ascontiguousarray(nodes[:, 3]).astype(np.int64)
     st_node = np.empty(max_nodes + 2, np.int64)
     st_lo = np.empty(max_nodes + 2, np.int64)
     st_hi = np.empty(max_nodes + 2, np.int64)
@@ -528,10 +540,11 @@ def gibbs(
                 fd = first_node[d]
                 n_hits = 0
                 if is_ord:
-                    buf[: C + 1] = 0.0
+                    for v in range(C + 1):
+                        buf[v] = 0.0
                     for j in range(dim_ptr[d], dim_ptr[d + 1]):
                         t = dim_trees[j]
-                        start = fd[leaf[t]]
+                        start = np.int64(fd[leaf[t]])
                         if start < 0:
                             continue
                         hits[n_hits] = t
@@ -575,10 +588,11 @@ def gibbs(
                             hi = st_hi[top]
                     pick = _draw_ordered(buf, C, cdf_q0[d], uniforms[c, s, d], p_start, p_w)
                 else:
-                    buf[:C] = log_q0[d, :C]
+                    for v in range(C):
+                        buf[v] = log_q0[d, v]
                     for j in range(dim_ptr[d], dim_ptr[d + 1]):
                         t = dim_trees[j]
-                        start = fd[leaf[t]]
+                        start = np.int64(fd[leaf[t]])
                         if start < 0:
                             continue
                         _slice_tree(
@@ -608,7 +622,8 @@ def gibbs(
                     x[d] = pick
                     for h in range(n_hits):
                         leaf[hits[h]] = _leaf_packed(x, starts[h], nodes, catmask, ordered)
-            out[c, s, :] = x
+            for d in range(D):
+                out[c, s, d] = x[d]
 
 
 # ---------------------------------------------------------------- sampling from leaf boxes
@@ -642,3 +657,59 @@ def sample_boxes(lo, hi, masks, mask_dims, leaf, uniforms, out):  # pragma: no c
                             out[i, d] = v
                             break
                         target -= 1
+
+
+# ---------------------------------------------------------------- compilation at import
+
+
+def _warm_up() -> None:
+    """Compile every kernel for the argument types the library passes (or load it from
+    numba's on-disk cache, about 0.1 s), so that no fit or timed run pays compilation.
+
+    A cold cache (first import after installing or editing this file) costs about 5 s of
+    compilation, once.
+    """
+    i64, u8, f64 = np.int64, np.uint8, np.float64
+    codes = np.array([[0, 1], [1, 0]], u8)
+    rows = np.arange(2, dtype=i64)
+    hist = np.empty((2, 2), f64)
+    histogram(codes, rows, 0, 2, 1.0, hist)
+    mask = np.zeros(2, np.bool_)
+    partition(codes, rows, 0, 2, 0, True, 1, mask)
+    cards = np.array([2, 2], i64)
+    ordered = np.array([True, False])
+    dims = np.arange(2, dtype=i64)
+    for crit in (CHI2, KL):
+        best_split(
+            hist, hist, 1.0, dims, cards, ordered, crit, 2.0, 0.0, np.empty(2, i64),
+            np.empty(2, f64), mask,
+        )  # fmt: skip
+    # one tree: x0 < 1 ? (x1 in {0} ? leaf 0 : leaf 1) : leaf 2
+    feat, thr = np.array([0, 1], i64), np.array([1, 0], i64)
+    left, right = np.array([1, ~0], i64), np.array([~2, ~1], i64)
+    catmask = np.array([[True, False]])
+    value = np.array([0.1, -0.2, 0.3])
+    roots = np.array([0], i64)
+    leaf_index(codes, 0, feat, thr, left, right, catmask, ordered, np.empty(2, i64))
+    sum_trees(codes, roots, feat, thr, left, right, catmask, ordered, value, np.zeros(2))
+    for d in (0, 1):
+        slice_logits(
+            codes, d, 2, roots, np.array([1], i64), feat, thr, left, right, catmask, ordered,
+            value, d, 2, np.zeros((1, 2, 2)),
+        )  # fmt: skip
+    nodes = np.stack([feat, thr, left, right], 1).astype(np.int32)
+    first = np.array([[0, 0, 0], [1, 1, -1]], np.int32)
+    log_q0 = np.log(np.full((2, 2), 0.5))
+    cdf = np.array([[0.0, 0.5, 1.0], [0.0, 0.5, 1.0]])
+    gibbs(
+        codes.copy(), 1, log_q0, cdf, cards, ordered, roots, nodes, feat, thr, left, right,
+        catmask, value, first, np.array([0, 1, 2], i64), np.array([0, 0], i64), 2,
+        np.full((2, 1, 2), 0.5), np.empty((2, 1, 2), u8),
+    )  # fmt: skip
+    sample_boxes(
+        np.zeros((1, 2), i64), np.full((1, 2), 2, i64), np.ones((1, 1, 2), np.bool_),
+        np.array([-1, 0], i64), np.zeros(2, i64), np.full((2, 2), 0.5), np.empty((2, 2), u8),
+    )  # fmt: skip
+
+
+_warm_up()
