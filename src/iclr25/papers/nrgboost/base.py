@@ -223,6 +223,18 @@ class TabularDensity(_sklearn()):
         check_param(is_int(n_samples) and n_samples >= 1, "n_samples", n_samples, "an int >= 1")
         return self._sample_codes(int(n_samples), as_generator(random_state), **kwargs)
 
+    def __setstate__(self, state):
+        """Unpickling (e.g. joblib memory maps) may give read-only arrays; the kernels are
+        compiled for writable ones, so copy those."""
+        super().__setstate__(state)
+        for key, value in self.__dict__.items():
+            if isinstance(value, np.ndarray) and not value.flags.writeable:
+                self.__dict__[key] = value.copy()
+            elif hasattr(value, "make_writable"):
+                value.make_writable()
+            elif hasattr(value, "writable"):
+                self.__dict__[key] = value.writable()
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.categorical = True

@@ -62,6 +62,35 @@ def partition(codes, rows, start, stop, dim, is_ordered, thr, mask):  # pragma: 
     return i - start
 
 
+@njit(cache=True)
+def product_histogram(marg, box, weight, out):  # pragma: no cover - compiled
+    """out[d, v] = weight q_d(v) [v in box_d] prod_{d' != d} q_{d'}(box_{d'}): the histogram of
+    a product measure prod_d q_d restricted to a box (box: (D, Cmax) allowed bins)."""
+    D, cmax = marg.shape
+    mass = np.empty(D)
+    n_zero = 0
+    log_total = 0.0
+    for d in range(D):
+        m = 0.0
+        for v in range(cmax):
+            if box[d, v]:
+                m += marg[d, v]
+        mass[d] = m
+        if m > 0.0:
+            log_total += np.log(m)
+        else:
+            n_zero += 1
+    for d in range(D):
+        if n_zero > 1 or (n_zero == 1 and mass[d] > 0.0):
+            others = 0.0
+        elif mass[d] > 0.0:
+            others = np.exp(log_total - np.log(mass[d]))
+        else:
+            others = np.exp(log_total)
+        for v in range(cmax):
+            out[d, v] = weight * marg[d, v] * others if box[d, v] else 0.0
+
+
 # ---------------------------------------------------------------- split search
 
 CHI2 = 0
@@ -331,6 +360,10 @@ def slice_logits(
         for v in range(C):
             acc[v] = 0.0 if mode == 0 else -np.inf
         k = 0
+        while k < checkpoints.shape[0] and checkpoints[k] == 0:  # no tree yet
+            for v in range(C):
+                out[k, i, v] = acc[v]
+            k += 1
         for t in range(roots.shape[0]):
             if mode == 0:
                 _slice_tree(
@@ -386,10 +419,6 @@ def slice_logits(
                 for v in range(C):
                     out[k, i, v] = acc[v]
                 k += 1
-        while k < checkpoints.shape[0]:  # checkpoints of 0 trees
-            for v in range(C):
-                out[k, i, v] = acc[v]
-            k += 1
 
 
 # ---------------------------------------------------------------- Gibbs sampling
@@ -706,6 +735,7 @@ def _warm_up() -> None:
         catmask, value, first, np.array([0, 1, 2], i64), np.array([0, 0], i64), 2,
         np.full((2, 1, 2), 0.5), np.empty((2, 1, 2), u8),
     )  # fmt: skip
+    product_histogram(np.full((2, 2), 0.5), np.ones((2, 2), np.bool_), 1.0, np.empty((2, 2)))
     sample_boxes(
         np.zeros((1, 2), i64), np.full((1, 2), 2, i64), np.ones((1, 1, 2), np.bool_),
         np.array([-1, 0], i64), np.zeros(2, i64), np.full((2, 2), 0.5), np.empty((2, 2), u8),

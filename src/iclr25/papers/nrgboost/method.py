@@ -270,8 +270,8 @@ class NRGBoost(TabularDensity):
                 parts.append(draw[keep])
                 have += int(keep.sum())
             return np.concatenate(parts)[:m]
-        keep = rng.random(m) < (1.0 - self.p_refresh) * np.exp(pool_values - top)
-        kept = pool[keep]
+        keep = rng.random(pool.shape[0]) < (1.0 - self.p_refresh) * np.exp(pool_values - top)
+        kept = pool[keep][:m]
         n_new = m - kept.shape[0]
         if n_new == 0:
             return kept

@@ -41,6 +41,10 @@ class Domain:
     def cmax(self) -> int:
         return int(self.cards.max())
 
+    def writable(self) -> Domain:
+        """This domain with writable arrays (unpickling may give read-only ones)."""
+        return Domain(np.array(self.cards), np.array(self.ordered))
+
     @property
     def log_size(self) -> float:
         """log of the number of cells of the grid."""
@@ -105,6 +109,13 @@ class Forest:
     @property
     def n_trees(self) -> int:
         return int(self.roots.shape[0])
+
+    def make_writable(self) -> None:
+        """Copy read-only arrays (after unpickling from a memory map)."""
+        for key, value in vars(self).items():
+            if isinstance(value, np.ndarray) and not value.flags.writeable:
+                setattr(self, key, value.copy())
+        self.domain = self.domain.writable()
 
     def append(self, tree: Tree) -> None:
         """Add a tree (its leaf values are copied)."""
@@ -235,23 +246,6 @@ class Reference:
     marginals: np.ndarray | None = None
 
 
-def _product_hist(marg: np.ndarray, box: np.ndarray, weight: float) -> np.ndarray:
-    """Q[d, v] = weight * q_d(v) [v in box_d] * prod_{d' != d} q_{d'}(box_{d'})."""
-    restricted = marg * box
-    mass = restricted.sum(1)
-    with np.errstate(divide="ignore"):
-        logm = np.log(mass)
-    others = np.exp(logm.sum() - logm) if np.all(mass > 0) else _others_with_zero(mass)
-    return weight * restricted * others[:, None]
-
-
-def _others_with_zero(mass: np.ndarray) -> np.ndarray:
-    out = np.empty_like(mass)
-    for d in range(mass.shape[0]):
-        out[d] = np.prod(np.delete(mass, d))
-    return out
-
-
 @dataclass
 class _Leaf:
     p: tuple[int, int]
@@ -312,9 +306,10 @@ def grow_tree(
         return out
 
     def hist_q(seg, box):
-        if product:
-            return _product_hist(ref.marginals, box, ref.weight)
         out = np.empty((D, cmax))
+        if product:
+            K.product_histogram(ref.marginals, box, float(ref.weight), out)
+            return out
         K.histogram(ref.codes, qrow, seg[0], seg[1], 1.0, out)
         return out
 
