@@ -185,6 +185,11 @@ class Discretizer:
                 x = _numeric(col, name)
                 uniq = np.unique(x)
                 integer = bool(np.all(uniq == np.round(uniq)))
+                # DEVIATION: a numerical column with at most max_bins distinct values gets one
+                # bin per observed value; the official package gives an integer column one bin
+                # per integer of its range and detects fixed-point decimals. Same grid when
+                # every value in the range occurs (the toy grids); digits columns with gaps in
+                # 0..16 get fewer bins here.
                 if uniq.size <= mb:
                     c = Column(name, "exact", values=uniq, integer=integer)
                 else:

@@ -275,6 +275,9 @@ class NRGBoost(TabularDensity):
         n_new = m - kept.shape[0]
         if n_new == 0:
             return kept
+        # DEVIATION: each chain runs ceil(n_new / n_chains) kept sweeps and the first n_new
+        # states (chain-major) refill the pool, so it stays at exactly n_model_samples; the
+        # official code runs floor(n_new / n_chains) and may leave the pool a few short.
         K_ = self.n_chains
         per_chain = -(-n_new // K_)
         init = data[rng.integers(0, data.shape[0], K_)]

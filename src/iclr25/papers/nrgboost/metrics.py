@@ -109,6 +109,9 @@ def align_categories(like, X):
     return out
 
 
+# DEVIATION: the discriminator is an XGBoost classifier (200 trees, depth 4) cross-validated
+# over the real test rows and as many samples; the paper's exact discriminator settings were
+# not checked.
 def discriminator_auc(real, synthetic, seed: int, n_trees: int = 200, n_folds: int = 5) -> float:
     """AUC of an XGBoost classifier telling real rows from synthetic ones (cross-validated,
     classes balanced by subsampling the larger); 0.5 means indistinguishable."""
