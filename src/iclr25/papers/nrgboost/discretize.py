@@ -90,8 +90,16 @@ def _missing(col: np.ndarray) -> np.ndarray:
     if col.dtype.kind == "f":
         return ~np.isfinite(col)
     if col.dtype.kind == "O":
-        return np.array([v is None or (isinstance(v, float) and not np.isfinite(v)) for v in col])
+        missing = _pandas().isna(col)
+        numeric = _pandas().to_numeric(col, errors="coerce")  # non-numbers become NaN
+        return missing | np.isinf(numeric.astype(float))
     return np.zeros(col.shape[0], bool)
+
+
+def _pandas():
+    import pandas as pd
+
+    return pd
 
 
 def _check_missing(col: np.ndarray, name: str) -> None:
@@ -133,7 +141,7 @@ def _declared_categories(X, j: int) -> np.ndarray | None:
 
 
 def _categories(col, name: str) -> np.ndarray:
-    values = list(dict.fromkeys(np.asarray(col, dtype=object).tolist()))
+    values = _pandas().unique(np.asarray(col, dtype=object)).tolist()
     with contextlib.suppress(TypeError):  # mixed types: keep the order of first appearance
         values = sorted(values)
     if len(values) > MAX_BINS:
@@ -230,14 +238,16 @@ class Discretizer:
 
     def _code(self, c: Column, col: np.ndarray) -> np.ndarray:
         if c.kind == "categorical":
-            index = {v: i for i, v in enumerate(c.values.tolist())}
-            try:
-                return np.fromiter((index[v] for v in col.tolist()), np.uint8, col.shape[0])
-            except KeyError as e:
+            pd = _pandas()
+            index = pd.Index(c.values, dtype=object)
+            codes = index.get_indexer(pd.Index(np.asarray(col, dtype=object), dtype=object))
+            if np.any(codes < 0):
+                value = np.asarray(col, dtype=object)[int(np.flatnonzero(codes < 0)[0])]
                 raise ValueError(
-                    f"column {c.name!r} has the category {e.args[0]!r}, unseen at fit time "
+                    f"column {c.name!r} has the category {value!r}, unseen at fit time "
                     f"(known: {list(c.values)[:10]}{' ...' if c.card > 10 else ''})"
-                ) from None
+                )
+            return codes.astype(np.uint8)
         x = _numeric(col, c.name)
         if c.kind == "exact":
             mid = (c.values[:-1] + c.values[1:]) / 2

@@ -360,7 +360,7 @@ class InferenceConfig:
     val_frac: float = 0.2
     """Share of the training fold that early-stops NRGBoost and XGBoost and picks DEF/RFDE
     sizes."""
-    boost: BoostConfig = BoostConfig(n_trees=100, max_leaves=64)
+    boost: BoostConfig = BoostConfig(n_trees=100, max_leaves=64, n_model_samples=10_000)
     """NRGBoost (its number of trees is early-stopped on the validation rows)."""
     eval_every: int = 5
     """Validation checkpoints of NRGBoost's number of trees."""
@@ -548,7 +548,7 @@ class SamplingConfig:
     """Random subset of larger tables (CPS1988 has 28,155 rows)."""
     n_folds: int = 5
     """Cross-validation folds; seed k is fold k % n_folds."""
-    boost: BoostConfig = BoostConfig(n_trees=100, max_leaves=64)
+    boost: BoostConfig = BoostConfig(n_trees=100, max_leaves=64, n_model_samples=10_000)
     """NRGBoost."""
     n_steps: int = 100
     """Gibbs sweeps per NRGBoost sample (one chain per sample, started at a q0 draw)."""

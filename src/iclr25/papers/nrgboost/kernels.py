@@ -13,7 +13,8 @@ A forest is stored as flat arrays (see `trees.Forest`):
 - `value[leaf]` the leaf values; `root[t]` the root of tree `t` (`~leaf` for a one-leaf tree).
 
 No function draws random numbers: callers pass uniforms drawn from a numpy Generator, so results
-do not depend on numba's RNG state or on thread scheduling.
+do not depend on numba's RNG state or on thread scheduling. Importing this module compiles every
+kernel (or loads it from numba's on-disk cache), see `_warm_up`.
 """
 
 from __future__ import annotations
@@ -248,7 +249,6 @@ def _slice_tree(
     st_hi,
     st_mask,
     cur,
-    as_steps=False,
 ):  # pragma: no cover - compiled
     """add_to[v] += the leaf value of the point x with x[d] replaced by v, for every v < C.
 

@@ -57,10 +57,15 @@ def toy_figures(results: Sequence[Any], out_dir: Path) -> list[Path]:
             x = np.maximum(steps, 0.5)
             ax.semilogx(x, mean, "o-", ms=3, label="NRGBoost")
             ax.fill_between(x, band[0], band[1], alpha=0.2)
-        for method, style in (("det", ":"), ("def", "--"), ("marginals", "-."), ("truth", "-")):
+        for method, style, colour in (
+            ("det", ":", "C1"),
+            ("def", "--", "C2"),
+            ("marginals", "-.", "C3"),
+            ("truth", "-", "k"),
+        ):
             s = _mean(results, f"{method}/{name}_test_loglik")
             if s:
-                ax.axhline(s[0], ls=style, c="k" if method == "truth" else None, lw=1, label=method)
+                ax.axhline(s[0], ls=style, c=colour, lw=1, label=method)
         ax.set_title(name)
         ax.set_xlabel("boosting rounds (0 plotted at 0.5)")
         ax.set_ylabel("held-out mean log pmf")
