@@ -65,8 +65,6 @@ class TabularDensity(_sklearn()):
     conditionals) and `_sample_codes(n, rng, n_trees, **kw)`.
     """
 
-    target = None
-
     # ------------------------------------------------------------ fitting helpers
 
     def _fit_codes(self, X, categorical_features) -> np.ndarray:
