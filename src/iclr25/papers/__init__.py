@@ -38,4 +38,9 @@ PAPERS: dict[str, PaperEntry] = {
         experiments=("tiny_guard", "synthetic_logits", "evaluate"),
         extras=("llm",),
     ),
+    "nrgboost": PaperEntry(
+        title="NRGBoost: energy-based generative boosted trees (Bravo)",
+        experiments=("toy2d", "inference", "sampling"),
+        extras=("tabular",),
+    ),
 }

@@ -1,0 +1,229 @@
+"""Our NRGBoost against the official `nrgboost` package (PyPI 0.0.3): fit time, sampling
+throughput and held-out quality, same data and settings, side by side in one process.
+
+Both fit with the official defaults except the sizes below (trees, leaves, pool); one thread
+each (OMP_NUM_THREADS=1 for the official C/OpenMP sampler, which is also given
+num_threads=1; our kernels are single-threaded). Each repetition fits both, in alternating
+order, with the repetition's seed; medians over repetitions are reported. A warm-up fit of each
+runs first, so first-time compilation is excluded; the official package still rebuilds (and
+numba-compiles) its split-finder closures inside every fit, which is part of its fit time.
+
+- moons (a 2-D toy on the 64x64 grid): the exact held-out log-likelihood of both models
+  (the official model's energies are normalised by enumerating its grid);
+- digits (65 columns): held-out accuracy of predicting the digit by slice inference.
+
+    iclr25 bench nrgboost                   # or: python benchmarks/bench_nrgboost.py
+    iclr25 bench nrgboost --reps 5 --trees 100
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # before the official package loads OpenMP
+
+import argparse
+import contextlib
+import io
+import json
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from iclr25.core.envinfo import envinfo
+from iclr25.core.results import atomic_write_text
+from iclr25.papers.nrgboost import NRGBoost, load_table, sample_toy, toy_pmf
+
+OUT = Path(__file__).resolve().parent / "results" / "nrgboost.json"
+
+
+def _official():
+    try:
+        import nrgboost
+    except ImportError:
+        return None
+    return nrgboost
+
+
+@contextlib.contextmanager
+def _quiet():
+    """The official package prints progress bars and warnings."""
+    with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
+        warnings.simplefilter("ignore")
+        with contextlib.redirect_stdout(io.StringIO()):
+            yield
+
+
+def _data(name: str, rng):
+    import pandas as pd
+
+    if name == "moons":
+        pmf = toy_pmf("moons")
+        train, test = sample_toy(pmf, 5000, rng), sample_toy(pmf, 2000, rng)
+        cols = ["x0", "x1"]
+        return pd.DataFrame(train.astype(int), columns=cols), pd.DataFrame(
+            test.astype(int), columns=cols
+        )
+    table = load_table("digits")
+    idx = rng.permutation(len(table.X))
+    k = len(idx) // 5
+    return table.X.iloc[idx[k:]].reset_index(drop=True), table.X.iloc[idx[:k]].reset_index(
+        drop=True
+    )
+
+
+def _ours(train, settings, seed):
+    model = NRGBoost(
+        n_trees=settings["trees"],
+        max_leaves=settings["leaves"],
+        n_model_samples=settings["pool"],
+        burn_in=settings["burn_in"],
+        n_chains=16,
+        random_state=seed,
+    )
+    return model.fit(train)
+
+
+def _theirs(official, train, settings, seed):
+    params = {
+        "num_trees": settings["trees"],
+        "max_leaves": settings["leaves"],
+        "num_model_samples": settings["pool"],
+        "burn_in": settings["burn_in"],
+        "num_chains": 16,
+        "shrinkage": 0.15,
+        "max_ratio_in_leaf": 2,
+        "p_refresh": 0.1,
+        "num_threads": 1,
+    }
+    with _quiet():
+        return official.NRGBooster.fit(official.Dataset(train), params, seed=seed)
+
+
+def _their_loglik(model, train, test) -> float:
+    """Exact held-out log-likelihood of an official model on a 2-column integer grid."""
+    import pandas as pd
+    from scipy.special import logsumexp
+
+    axes = [np.arange(train[c].min(), train[c].max() + 1) for c in train.columns]
+    grid = pd.DataFrame(
+        np.stack(np.meshgrid(*axes, indexing="ij"), -1).reshape(-1, len(axes)),
+        columns=train.columns,
+    )
+    with _quiet():
+        logz = logsumexp(model.predict(grid))
+        return float(np.mean(model.predict(test)) - logz)
+
+
+def _their_accuracy(model, test) -> float:
+    with _quiet():
+        logits = model.predict(test, "target")
+    classes = test["target"].cat.categories
+    return float(np.mean(np.asarray(classes[np.argmax(logits, 1)]) == test["target"].to_numpy()))
+
+
+def main(argv: list[str] | None = None) -> dict:
+    p = argparse.ArgumentParser(prog="bench_nrgboost", description=__doc__.split("\n\n")[0])
+    p.add_argument("--datasets", default="moons,digits")
+    p.add_argument("--trees", type=int, default=60, help="boosting rounds of both models")
+    p.add_argument("--leaves", type=int, default=32, help="max leaves per tree")
+    p.add_argument("--pool", type=int, default=20_000, help="model-sample pool size")
+    p.add_argument("--burn-in", type=int, default=100)
+    p.add_argument("--reps", type=int, default=3, help="repetitions (median reported)")
+    p.add_argument("--samples", type=int, default=500, help="rows drawn when timing sampling")
+    p.add_argument("--steps", type=int, default=100, help="Gibbs sweeps per drawn row")
+    p.add_argument("--threads", type=int, default=1, help="threads (set explicitly; 1)")
+    p.add_argument("--out", default=str(OUT), help="JSON file to write ('' for none)")
+    p.add_argument("--smoke", action="store_true", help="tiniest size, our side only")
+    args = p.parse_args(argv)
+    if args.threads != 1:
+        raise SystemExit("--threads: only 1 is supported (both implementations single-threaded)")
+    if args.smoke:
+        args.datasets, args.trees, args.leaves, args.pool, args.reps = "moons", 3, 8, 1000, 1
+        args.burn_in, args.samples, args.steps = 10, 20, 5
+    official = None if args.smoke else _official()
+    settings = {
+        "trees": args.trees,
+        "leaves": args.leaves,
+        "pool": args.pool,
+        "burn_in": args.burn_in,
+    }
+    rows = []
+    for name in args.datasets.split(","):
+        train, test = _data(name, np.random.default_rng(0))
+        warm = {**settings, "trees": 2, "pool": 500}
+        _ours(train, warm, 0)
+        if official is not None:
+            _theirs(official, train, warm, 0)
+        res = {
+            "ours": {"fit": [], "quality": [], "sample": []},
+            "official": {"fit": [], "quality": [], "sample": []},
+        }
+        for rep in range(args.reps):
+            order = ("ours", "official") if rep % 2 == 0 else ("official", "ours")
+            for who in order:
+                if who == "official" and official is None:
+                    continue
+                t0 = time.perf_counter()
+                if who == "ours":
+                    model = _ours(train, settings, rep)
+                    dt = time.perf_counter() - t0
+                    if name == "moons":
+                        quality = model.log_likelihood(test)
+                    else:
+                        pred = model.predict(test, "target")
+                        quality = float(np.mean(pred == test["target"].to_numpy()))
+                    t0 = time.perf_counter()
+                    model.sample(args.samples, random_state=rep, n_steps=args.steps)
+                else:
+                    model = _theirs(official, train, settings, rep)
+                    dt = time.perf_counter() - t0
+                    if name == "moons":
+                        quality = _their_loglik(model, train, test)
+                    else:
+                        quality = _their_accuracy(model, test)
+                    t0 = time.perf_counter()
+                    with _quiet():
+                        model.sample(args.samples, num_steps=args.steps, num_threads=1, seed=rep)
+                ds = time.perf_counter() - t0
+                res[who]["fit"].append(dt)
+                res[who]["quality"].append(quality)
+                res[who]["sample"].append(args.samples / ds)
+        row = {
+            "dataset": name,
+            "quality": "heldout_loglik" if name == "moons" else "heldout_accuracy",
+        }
+        for who in ("ours", "official"):
+            r = res[who]
+            if not r["fit"]:
+                continue
+            row[f"{who}_fit_s"] = round(float(np.median(r["fit"])), 3)
+            row[f"{who}_quality"] = round(float(np.mean(r["quality"])), 4)
+            row[f"{who}_quality_sd"] = round(float(np.std(r["quality"])), 4)
+            row[f"{who}_samples_per_s"] = round(float(np.median(r["sample"])), 1)
+        if res["official"]["fit"]:
+            row["fit_speedup"] = round(row["official_fit_s"] / row["ours_fit_s"], 2)
+            row["sampling_speedup"] = round(
+                row["ours_samples_per_s"] / row["official_samples_per_s"], 2
+            )
+        rows.append(row)
+    result = {
+        "benchmark": "nrgboost_vs_official",
+        "reference": "official nrgboost 0.0.3 (PyPI), same data and settings"
+        + (" (skipped in --smoke)" if official is None else ""),
+        "settings": {**vars(args), "threads": 1},
+        "rows": rows,
+        "env": envinfo(),
+    }
+    if args.out:
+        atomic_write_text(Path(args.out), json.dumps(result, indent=1) + "\n")
+    return result
+
+
+if __name__ == "__main__":
+    res = main(sys.argv[1:])
+    for row in res["rows"]:
+        print(row)
