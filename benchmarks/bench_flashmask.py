@@ -14,7 +14,6 @@ compiles (untimed). Peak memory is replayed from torch's profiler allocation eve
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import warnings
 from pathlib import Path
@@ -22,8 +21,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from iclr25.core.envinfo import envinfo
-from iclr25.core.results import atomic_write_text
+from iclr25.core.bench import bench_result, print_rows
 from iclr25.papers.flashmask import (
     dense_mask_attention,
     flashmask_attention,
@@ -94,19 +92,14 @@ def main(argv: list[str] | None = None) -> dict:
                 round(ms["flashmask"] / ms["flex"], 3) if "flex" in ms else None
             )
             rows.append(row)
-    result = {
-        "benchmark": "flashmask_cpu_forward",
-        "reference": "dense-mask scaled_dot_product_attention (and compiled FlexAttention)",
-        "settings": vars(args),
-        "rows": rows,
-        "env": envinfo(),
-    }
-    if args.out:
-        atomic_write_text(Path(args.out), json.dumps(result, indent=1) + "\n")
-    return result
+    return bench_result(
+        "flashmask_cpu_forward",
+        "dense-mask scaled_dot_product_attention (and compiled FlexAttention)",
+        vars(args),
+        rows=rows,
+        out=args.out,
+    )
 
 
 if __name__ == "__main__":
-    res = main(sys.argv[1:])
-    for row in res["rows"]:
-        print(row)
+    print_rows(main(sys.argv[1:]))

@@ -15,7 +15,6 @@ before and after, because a busy shared machine slows 2 threads far more than 1.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -24,8 +23,7 @@ from pathlib import Path
 
 import torch
 
-from iclr25.core.envinfo import envinfo
-from iclr25.core.results import atomic_write_text
+from iclr25.core.bench import bench_result, print_rows
 
 OUT = Path(__file__).resolve().parent / "results" / "guard_calibration.json"
 PROMPTS = [
@@ -94,23 +92,19 @@ def main(argv: list[str] | None = None) -> dict:
         }
         for t, b in cells
     ]
-    result = {
-        "benchmark": "lm_generation_speed",
-        "reference": f"{threads[0]} thread(s), batch {batches[0]} (generated tokens/s, greedy, "
+    return bench_result(
+        "lm_generation_speed",
+        f"{threads[0]} thread(s), batch {batches[0]} (generated tokens/s, greedy, "
         "transformers on CPU)",
-        "settings": {
+        {
             **{k: v for k, v in vars(args).items() if k != "out"},
             "loadavg_1m_start": round(load_start, 2),
             "loadavg_1m_end": round(os.getloadavg()[0], 2),
         },
-        "rows": rows,
-        "env": envinfo(),
-    }
-    if args.out:
-        atomic_write_text(Path(args.out), json.dumps(result, indent=1) + "\n")
-    return result
+        rows=rows,
+        out=args.out,
+    )
 
 
 if __name__ == "__main__":
-    for row in main(sys.argv[1:])["rows"]:
-        print(row)
+    print_rows(main(sys.argv[1:]))

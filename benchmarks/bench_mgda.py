@@ -12,14 +12,12 @@ fixed torch thread count; the median over repetitions is reported, with the FA/M
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 import torch
 
-from iclr25.core.envinfo import envinfo
-from iclr25.core.results import atomic_write_text
+from iclr25.core.bench import bench_result, print_rows
 from iclr25.core.seeding import torch_seed
 from iclr25.papers.mgda.data import SequenceTasks, default_tasks
 from iclr25.papers.mgda.mtl import SharedLSTM, TrainSettings, step_times
@@ -63,19 +61,14 @@ def main(argv: list[str] | None = None) -> dict:
                 "fa_over_mgda": round(ms["mgda_fa"] / ms["mgda"], 4),
             }
         )
-    result = {
-        "benchmark": "mgda_step_time",
-        "reference": "mgda (K backward passes per step)",
-        "settings": vars(args),
-        "rows": rows,
-        "env": envinfo(),
-    }
-    if args.out:
-        atomic_write_text(Path(args.out), json.dumps(result, indent=1) + "\n")
-    return result
+    return bench_result(
+        "mgda_step_time",
+        "mgda (K backward passes per step)",
+        vars(args),
+        rows=rows,
+        out=args.out,
+    )
 
 
 if __name__ == "__main__":
-    res = main(sys.argv[1:])
-    for row in res["rows"]:
-        print(row)
+    print_rows(main(sys.argv[1:]))

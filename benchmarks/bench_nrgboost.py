@@ -25,7 +25,6 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # before the official package loa
 import argparse
 import contextlib
 import io
-import json
 import sys
 import time
 import warnings
@@ -33,8 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from iclr25.core.envinfo import envinfo
-from iclr25.core.results import atomic_write_text
+from iclr25.core.bench import bench_result, print_rows
 from iclr25.papers.nrgboost import NRGBoost, load_table, sample_toy, toy_pmf
 
 OUT = Path(__file__).resolve().parent / "results" / "nrgboost.json"
@@ -210,20 +208,15 @@ def main(argv: list[str] | None = None) -> dict:
                 row["ours_samples_per_s"] / row["official_samples_per_s"], 2
             )
         rows.append(row)
-    result = {
-        "benchmark": "nrgboost_vs_official",
-        "reference": "official nrgboost 0.0.3 (PyPI), same data and settings"
+    return bench_result(
+        "nrgboost_vs_official",
+        "official nrgboost 0.0.3 (PyPI), same data and settings"
         + (" (skipped in --smoke)" if official is None else ""),
-        "settings": {**vars(args), "threads": 1},
-        "rows": rows,
-        "env": envinfo(),
-    }
-    if args.out:
-        atomic_write_text(Path(args.out), json.dumps(result, indent=1) + "\n")
-    return result
+        {**vars(args), "threads": 1},
+        rows=rows,
+        out=args.out,
+    )
 
 
 if __name__ == "__main__":
-    res = main(sys.argv[1:])
-    for row in res["rows"]:
-        print(row)
+    print_rows(main(sys.argv[1:]))
