@@ -2,10 +2,11 @@
 
 1. `coloured_graph`: the ILP as a vertex-coloured graph. Variables are coloured by
    (c_j, integrality, lb, ub), constraints by (sense, rhs); an edge with the most frequent
-   coefficient joins its variable and constraint directly, and any other coefficient becomes a
-   middle vertex coloured by its value. Automorphisms of this graph restricted to the variables
-   are exactly the permutations of variables (with a matching permutation of constraints) that
-   map the ILP onto itself: the formulation symmetry group G of the paper.
+   coefficient joins its variable and constraint directly, and the other coefficients go
+   through value vertices coloured by their value, one per (constraint, value) pair (or per
+   (variable, value) pair, whichever is fewer). Automorphisms of this graph restricted to the
+   variables are exactly the permutations of variables (with a matching permutation of
+   constraints) that map the ILP onto itself: the formulation symmetry group G of the paper.
 2. `automorphisms`: nauty (pynauty, the `ilp` extra) returns generators of G.
 3. `orbits_from_generators`: union-find over the generators gives the orbits.
 4. `linked_classes`: orbits of equal size that G moves in lockstep (a G-equivariant bijection
@@ -46,7 +47,7 @@ class ColouredGraph:
     """An ILP as nauty's input.
 
     Attributes:
-        num_vertices: Variables (0..n-1), then constraints (n..n+m-1), then middle vertices.
+        num_vertices: Variables (0..n-1), then constraints (n..n+m-1), then value vertices.
         adjacency: vertex -> neighbours (each undirected edge listed once).
         keys: The colour key of each vertex (equal keys, equal colours).
         num_vars: n.
@@ -89,24 +90,38 @@ class ColouredGraph:
 
 
 def coloured_graph(ilp: ILP) -> ColouredGraph:
-    """The vertex-coloured graph whose automorphisms are the ILP's formulation symmetries."""
+    """The vertex-coloured graph whose automorphisms are the ILP's formulation symmetries.
+
+    Vertices: variables, constraints, and one value vertex per (constraint, coefficient value)
+    pair, or per (variable, value) pair, whichever side needs fewer. A value vertex is coloured
+    by its value and joined to its constraint (variable) and to every variable (constraint)
+    with that coefficient there. Coefficients equal to the most frequent value join variable
+    and constraint directly instead.
+    """
     n, m = ilp.num_vars, ilp.num_cons
     A = ilp.A.tocoo()
     vals, counts = np.unique(A.data, return_counts=True)
     common = vals[np.argmax(counts)] if A.nnz else 0.0
-    mid = A.data != common
-    n_mid = int(mid.sum())
+    direct = A.data == common
     adjacency: dict[int, list[int]] = collections.defaultdict(list)
-    direct = ~mid
     for i, j in zip(A.row[direct].tolist(), A.col[direct].tolist()):
         adjacency[j].append(n + i)
-    mids = n + m + np.arange(n_mid)
-    for k, i, j in zip(mids.tolist(), A.row[mid].tolist(), A.col[mid].tolist()):
-        adjacency[k].extend((j, n + i))
+    rows, cols, data = A.row[~direct], A.col[~direct], A.data[~direct]
+    by_row = {(int(i), float(v)) for i, v in zip(rows, data)}
+    by_col = {(int(j), float(v)) for j, v in zip(cols, data)}
     keys = [("v", ilp.c[j], bool(ilp.integer[j]), ilp.lb[j], ilp.ub[j]) for j in range(n)]
     keys += [("c", int(ilp.sense[i]), ilp.b[i]) for i in range(m)]
-    keys += [("e", v) for v in A.data[mid].tolist()]
-    return ColouredGraph(n + m + n_mid, dict(adjacency), keys, n)
+    value_vertex: dict[tuple[int, float], int] = {}
+    group_rows = len(by_row) <= len(by_col)
+    for owner, v in sorted(by_row if group_rows else by_col):
+        k = n + m + len(value_vertex)
+        value_vertex[(owner, v)] = k
+        adjacency[k].append(n + owner if group_rows else owner)
+        keys.append(("e", v))
+    for i, j, v in zip(rows.tolist(), cols.tolist(), data.tolist()):
+        k = value_vertex[(i, v)] if group_rows else value_vertex[(j, v)]
+        adjacency[k].append(j if group_rows else n + i)
+    return ColouredGraph(len(keys), dict(adjacency), keys, n)
 
 
 def automorphisms(
