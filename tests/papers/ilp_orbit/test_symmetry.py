@@ -7,9 +7,14 @@ import scipy.sparse as sp
 from iclr25.core.testing import needs
 from iclr25.papers.ilp_orbit.data import bin_packing, slab_assignment
 from iclr25.papers.ilp_orbit.ilp import EQ, ILP, LE
-from iclr25.papers.ilp_orbit.reference import brute_force_orbits, is_formulation_symmetry
+from iclr25.papers.ilp_orbit.reference import (
+    brute_force_orbits,
+    coloured_graph_per_edge,
+    is_formulation_symmetry,
+)
 from iclr25.papers.ilp_orbit.symmetry import (
     automorphisms,
+    coloured_graph,
     detect_symmetry,
     equivariant_maps,
     orbits_from_generators,
@@ -46,6 +51,45 @@ def test_orbits_match_brute_force_on_small_ilps(seed):
         assert _same_partition(sym.orbit_id, brute_force_orbits(ilp))
         for g in sym.generators:
             assert is_formulation_symmetry(ilp, g)
+
+
+def _column_valued_ilp(rng, n=6, m=9):
+    """Each column carries one coefficient in every row (fewer (variable, value) pairs than
+    (constraint, value) pairs: the value vertices hang off the variables)."""
+    per_col = rng.permutation([2.0, 3.0, 3.0])  # 3 is the common value, joined directly
+    A = np.tile(np.r_[per_col, per_col], (m, 1)) * (rng.random((m, n)) < 0.8)
+    A[:, n // 2 :] = A[:, : n // 2]
+    perm = rng.permutation(n)
+    return ILP(
+        c=np.ones(n),
+        A=sp.csr_matrix(A[:, perm]),
+        b=np.full(m, 4.0),
+        sense=np.full(m, LE),
+        lb=np.zeros(n),
+        ub=np.ones(n),
+        integer=np.ones(n, dtype=bool),
+    )
+
+
+@pytest.mark.parametrize("make", ["small", "column_valued", "bpp", "slab"])
+def test_value_vertex_encoding_matches_the_per_edge_encoding(make, seed):
+    rng = np.random.default_rng(seed)
+    ilp = {
+        "small": lambda: _random_small_ilp(rng),
+        "column_valued": lambda: _column_valued_ilp(rng),
+        "bpp": lambda: bin_packing(rng, n_items=6),
+        "slab": lambda: slab_assignment(rng),
+    }[make]()
+    gens, _ = coloured_graph(ilp).automorphisms()
+    ref_gens, _ = coloured_graph_per_edge(ilp).automorphisms()
+    n = ilp.num_vars
+    assert _same_partition(orbits_from_generators(gens, n), orbits_from_generators(ref_gens, n))
+    for g in gens:
+        assert is_formulation_symmetry(ilp, g)
+    if make == "column_valued":  # the value vertices are (variable, value) pairs here
+        graph = coloured_graph(ilp)
+        values = range(n + ilp.num_cons, graph.num_vertices)
+        assert len(values) == 2 and all(graph.adjacency[k][0] < n for k in values)
 
 
 def test_orbits_from_generators_match_nauty(seed):

@@ -10,7 +10,7 @@ import torch
 
 from iclr25.papers.ilp_orbit.ilp import ILP, BipartiteGraph
 from iclr25.papers.ilp_orbit.method import BipartiteGNN, HalfConvolution
-from iclr25.papers.ilp_orbit.symmetry import Columns
+from iclr25.papers.ilp_orbit.symmetry import ColouredGraph, Columns
 
 
 def _row_multiset(ilp: ILP, var_perm: np.ndarray) -> Counter:
@@ -46,6 +46,18 @@ def brute_force_orbits(ilp: ILP) -> np.ndarray:
                 label[label == max(a, b)] = min(a, b)
     first: dict[int, int] = {}
     return np.array([first.setdefault(int(v), len(first)) for v in label])
+
+
+def coloured_graph_per_edge(ilp: ILP) -> ColouredGraph:
+    """The textbook encoding: every nonzero A_ij becomes a middle vertex coloured by its value,
+    joined to variable j and constraint i (no shared value vertices, no direct edges)."""
+    n, m = ilp.num_vars, ilp.num_cons
+    A = ilp.A.tocoo()
+    adjacency = {n + m + k: [int(j), n + int(i)] for k, (i, j) in enumerate(zip(A.row, A.col))}
+    keys = [("v", ilp.c[j], bool(ilp.integer[j]), ilp.lb[j], ilp.ub[j]) for j in range(n)]
+    keys += [("c", int(ilp.sense[i]), ilp.b[i]) for i in range(m)]
+    keys += [("e", float(v)) for v in A.data]
+    return ColouredGraph(len(keys), adjacency, keys, n)
 
 
 def _column_perms(columns: Columns):
