@@ -133,6 +133,17 @@ def test_infeasible_and_unbounded_programs_raise_clear_errors():
         solve(_tiny(), time_limit=0)
 
 
+def test_a_failed_label_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("ICLR25_CACHE", str(tmp_path))
+    infeasible = bin_packing(np.random.default_rng(0), n_items=4, n_bins=1, sizes=(60,))
+    with pytest.raises(ValueError, match=r"ILP 'bpp' is infeasible"):
+        label(infeasible)
+    assert not any(tmp_path.rglob("*.npz")) and not any(tmp_path.rglob("*.tmp"))
+    with pytest.raises(ValueError, match=r"path='.*model\.txt': allowed file types"):
+        write_ilp(infeasible, tmp_path / "model.txt")
+    assert not (tmp_path / "model.txt").exists()
+
+
 def test_continuous_variables_are_rejected_where_integers_are_required(tmp_path):
     mixed = _tiny(integer=np.array([True, False]), var_names=("a", "b"))
     with pytest.raises(ValueError, match=r"variables \['b'\] are continuous"):

@@ -1,11 +1,15 @@
 """Training loop, prediction on a user's MPS file, Adam, and bad input."""
 
+from collections import defaultdict
+
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 
 from iclr25.core.seeding import torch_seed
 from iclr25.core.testing import needs
+from iclr25.papers.ilp_orbit import training
 from iclr25.papers.ilp_orbit.data import bin_packing, generate, label
 from iclr25.papers.ilp_orbit.ilp import ILP, load_ilp, write_ilp
 from iclr25.papers.ilp_orbit.method import BipartiteGNN
@@ -13,6 +17,7 @@ from iclr25.papers.ilp_orbit.reference import adam_steps
 from iclr25.papers.ilp_orbit.training import (
     Adam,
     TrainSettings,
+    aligned_bce,
     make_example,
     predict,
     train,
@@ -119,3 +124,39 @@ def test_labelled_examples_must_be_binary(examples):
     )
     with pytest.raises(ValueError, match=r"variable 'x_0_0' is not binary .*needs 0/1"):
         make_example(wide, label(ilp))
+
+
+def test_augmentation_draws_come_from_a_fixed_pool(examples, monkeypatch, seed):
+    seen = defaultdict(set)
+    real = training.collate
+
+    def spy(exs, codes):
+        for ex, code in zip(exs, codes):
+            seen[id(ex)].add(code.tobytes())
+        return real(exs, codes)
+
+    monkeypatch.setattr(training, "collate", spy)
+    settings = TrainSettings(epochs=30, batch_size=4, draws=3, emb=16)
+    train(examples[:8], examples[8:], "position", settings, np.random.default_rng(seed), _model())
+    # each training instance is loaded 30 times and always with one of its own 3 draws
+    assert [len(seen[id(ex)]) for ex in examples[:8]] == [3] * 8
+    # each validation instance keeps its single draw across all 31 evaluations
+    assert [len(seen[id(ex)]) for ex in examples[8:]] == [1] * 4
+
+
+def test_the_loss_is_taken_after_label_alignment(examples, seed):
+    ex = next(e for e in examples if e.symmetry.columns is not None)
+    cols = ex.symmetry.columns
+    rng = np.random.default_rng(seed)
+    image = ex.label.copy()  # an equally optimal, column-permuted label
+    image[cols.matrix[:, np.roll(np.arange(cols.num_columns), 1 + rng.integers(3))]] = ex.label[
+        cols.matrix
+    ]
+    assert not np.array_equal(image, ex.label)
+    logits = torch.from_numpy(4.0 * (2 * image - 1)).float()
+    sl = [slice(0, ex.ilp.num_vars)]
+    aligned = aligned_bce(logits, [ex], sl, align=True)
+    target = torch.from_numpy(image).float()
+    expected = F.binary_cross_entropy_with_logits(logits, target, reduction="sum")
+    torch.testing.assert_close(aligned[0], expected)
+    assert aligned_bce(logits, [ex], sl, align=False)[0] > aligned[0] + 1.0

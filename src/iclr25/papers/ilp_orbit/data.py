@@ -63,6 +63,10 @@ def bin_packing(
 
     Variables: x_{i,b} at index i * n_bins + b, then y_b at n_items * n_bins + b.
     """
+    # DEVIATION: synthetic bin packing with 10 items and 10 bins (110 variables), sizes drawn
+    # with replacement from {20, 35, 45, 60, 85} so that item symmetry merges with bin symmetry;
+    # the paper uses 500 instances of 20 items (420 variables) from the Schwerin-Waescher
+    # generator with distinct sizes (its code's generator is unseeded).
     if item_sizes is not None:
         sizes, n_items = tuple(item_sizes), len(item_sizes)
     n_bins = n_items if n_bins is None else n_bins
@@ -127,6 +131,10 @@ def slab_assignment(
         raise ValueError(
             f"weights={tuple(weights)!r}: every weight must be in (0, max(capacities)]"
         )
+    # DEVIATION: a small synthetic steel-mill-slab-like family (8 orders, 6 slabs, 3 colours,
+    # 84 variables) stands in for the paper's 380 SMSP instances (Schaus et al. 2011, ~23k
+    # variables), which are not shipped; the paper's BIP family (ML4CO item placement) is
+    # not reproduced.
     n, S, K, C = n_orders, n_slabs, n_colours, len(capacities)
     w = rng.choice(np.asarray(weights, dtype=float), size=n)
     col = rng.integers(0, K, size=n)
@@ -252,6 +260,8 @@ def label(ilp: ILP, time_limit: float = 2.0) -> Solution:
                 )
         except (OSError, KeyError, ValueError):
             pass
+    # DEVIATION: labels are HiGHS's best solution within 2 s (one thread; the gap is reported
+    # as data/label_gap_*), not SCIP's within 3600 s.
     sol = solve(ilp, time_limit=time_limit)
     if path is not None:
         # a read-only cache folder only costs a re-solve next time

@@ -49,6 +49,9 @@ def orbit_plus_augmentation(sym: Symmetry, rng: np.random.Generator) -> np.ndarr
     y_b get the same sample m_b. Orbits linked to no other keep a sample of their own.
     Shapes: -> (n,) float64.
     """
+    # DEVIATION: orbits linked to no other (e.g. a merged block of identical items across all
+    # bins) get their own permutation of 1..|O| as in Orbit, which is what the official code
+    # does for its hard-coded merged rows.
     z = np.zeros(len(sym.orbit_id))
     for cls in sym.linked:  # (members, size): column k of every row is matched
         z[cls] = (rng.permutation(cls.shape[1]) + 1)[None, :]
@@ -191,6 +194,9 @@ def top_m_error(
     all column permutations, for each m separately (a linear assignment problem).
     Shapes: (n,), (n,) -> (len(fractions),).
     """
+    # DEVIATION: "the closest symmetric label" is minimised over the column permutations only
+    # (SymILO's group, which the alignment also uses); other symmetries, such as swapping two
+    # identical items inside a merged orbit, are not searched, so the error is an upper bound.
     prob = np.asarray(prob, dtype=np.float64)
     label = np.asarray(label, dtype=np.float64)
     n = prob.size

@@ -359,6 +359,9 @@ def detect_symmetry(ilp: ILP) -> Symmetry:
 
     Works on mixed programs too (continuous variables are coloured apart from integer ones).
     """
+    # DEVIATION: nauty (pynauty) instead of Bliss; both compute the automorphism group of the
+    # same coloured graph. Linked orbits and the column matrix are detected from the generators,
+    # where the official code hard-codes the orbit matrix from variable names.
     graph = coloured_graph(ilp)
     gens, _ = graph.automorphisms()
     orbit_id = orbits_from_generators(gens, ilp.num_vars)

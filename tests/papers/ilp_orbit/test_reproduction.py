@@ -1,0 +1,93 @@
+"""Reproduction tiers: the quick presets assert every claim (part of `make test`); the full
+presets (the committed results) run only with --run-slow. Bad experiment input is refused before
+anything is written."""
+
+import pytest
+
+from iclr25.core.runner import run_experiment
+from iclr25.core.testing import assert_reproduced, needs
+
+pytestmark = needs("pynauty", "highspy")
+
+QUICK_XFAIL: dict[tuple[str, str], str] = {}
+FULL_XFAIL: dict[tuple[str, str], str] = {}
+
+CLAIMS = {
+    "bpp": [
+        "noaug_worst",
+        "orbits_beat_baselines_m50",
+        "orbits_beat_baselines_m70",
+        "orbit_plus_converges_faster",
+        "alignment_lowers_loss",
+    ],
+    "slab": [
+        "noaug_worst",
+        "orbits_beat_baselines_m50",
+        "orbits_beat_baselines_m70",
+        "orbit_plus_converges_faster",
+    ],
+    "prop1": ["noaug_ties_orbits", "augmentation_breaks_ties"],
+}
+
+
+def _verdicts(tmp_path_factory, name, preset):
+    out = tmp_path_factory.mktemp(name.replace(".", "_") + preset)
+    rep = run_experiment(name, preset=preset, out=out, jobs=1, threads=1)
+    assert not rep.failed, rep.failed[0].error
+    return rep.verdicts()
+
+
+def _params(preset, xfail):
+    for exp, ids in CLAIMS.items():
+        for claim in ids:
+            marks = [pytest.mark.xdist_group(f"ilp_orbit_{exp}_{preset}")]
+            if (exp, claim) in xfail:
+                marks.append(pytest.mark.xfail(strict=True, reason=xfail[(exp, claim)]))
+            yield pytest.param(exp, claim, marks=marks, id=f"{exp}-{claim}")
+
+
+@pytest.fixture(scope="module")
+def quick_verdicts(tmp_path_factory):
+    cache: dict[str, object] = {}
+
+    def get(exp):
+        if exp not in cache:
+            cache[exp] = _verdicts(tmp_path_factory, f"ilp_orbit.{exp}", "quick")
+        return cache[exp]
+
+    return get
+
+
+@pytest.fixture(scope="module")
+def full_verdicts(tmp_path_factory):
+    cache: dict[str, object] = {}
+
+    def get(exp):
+        if exp not in cache:
+            cache[exp] = _verdicts(tmp_path_factory, f"ilp_orbit.{exp}", "full")
+        return cache[exp]
+
+    return get
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize(("exp", "claim"), list(_params("quick", QUICK_XFAIL)))
+def test_quick_claim(quick_verdicts, exp, claim):
+    assert_reproduced(quick_verdicts(exp), [claim])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("exp", "claim"), list(_params("full", FULL_XFAIL)))
+def test_full_claim(full_verdicts, exp, claim):
+    assert_reproduced(full_verdicts(exp), [claim])
+
+
+def test_bad_overrides_name_the_value_and_write_nothing(tmp_path):
+    out = tmp_path / "runs"
+    with pytest.raises(ValueError, match=r"train_fraction.*1\.5"):
+        run_experiment("ilp_orbit.bpp", preset="smoke", overrides=["train_fraction=1.5"], out=out)
+    with pytest.raises(ValueError, match=r"schemes.*orbit"):
+        run_experiment("ilp_orbit.slab", preset="smoke", overrides=["schemes=orbit,noaug"], out=out)
+    with pytest.raises(ValueError, match=r"tolerance.*-1"):
+        run_experiment("ilp_orbit.prop1", preset="smoke", overrides=["tolerance=-1"], out=out)
+    assert not out.exists() or not any(out.rglob("*"))
