@@ -46,9 +46,9 @@ def _ms(fn) -> tuple[float, object]:
 
 def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(prog="bench_ilp_orbit", description=__doc__.split("\n\n")[0])
-    p.add_argument("--sizes", default="5,10,20,40", help="items (bpp) / orders (slab)")
+    p.add_argument("--sizes", default="5,10,20,30", help="items (bpp) / orders (slab)")
     p.add_argument("--families", default="bpp,slab")
-    p.add_argument("--instances", type=int, default=5, help="instances per size (median)")
+    p.add_argument("--instances", type=int, default=3, help="instances per size (median)")
     p.add_argument("--time-limit", type=float, default=2.0, help="HiGHS seconds per label")
     p.add_argument("--threads", type=int, default=1, help="torch threads (set explicitly)")
     p.add_argument("--out", default=str(OUT), help="JSON file to write ('' for none)")
