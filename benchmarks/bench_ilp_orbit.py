@@ -16,7 +16,6 @@ variables: our bpp size 20), 0.06 s (BIP) and 6.1 s (SMSP, ~23k variables).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -24,8 +23,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from iclr25.core.envinfo import envinfo
-from iclr25.core.results import atomic_write_text
+from iclr25.core.bench import bench_result, print_rows
 from iclr25.papers.ilp_orbit.data import generate
 from iclr25.papers.ilp_orbit.ilp import solve
 from iclr25.papers.ilp_orbit.reference import coloured_graph_per_edge
@@ -92,20 +90,15 @@ def main(argv: list[str] | None = None) -> dict:
                     "columns_found": float(np.mean(merged)),
                 }
             )
-    result = {
-        "benchmark": "ilp_orbit orbit detection and label time vs instance size",
-        "reference": "nauty on the per-edge coloured graph (per_edge_over_ours) and the HiGHS "
-        "label time (orbits_over_label), on the same instances",
-        "settings": vars(args),
-        "rows": rows,
-        "env": envinfo(),
-    }
-    if args.out:
-        atomic_write_text(Path(args.out), json.dumps(result, indent=1) + "\n")
-    return result
+    return bench_result(
+        "ilp_orbit orbit detection and label time vs instance size",
+        "nauty on the per-edge coloured graph (per_edge_over_ours) and the HiGHS label time "
+        "(orbits_over_label), on the same instances",
+        vars(args),
+        rows=rows,
+        out=args.out,
+    )
 
 
 if __name__ == "__main__":
-    res = main(sys.argv[1:])
-    for row in res["rows"]:
-        print(row)
+    print_rows(main(sys.argv[1:]))
