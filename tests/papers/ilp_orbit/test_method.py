@@ -23,6 +23,7 @@ from iclr25.papers.ilp_orbit.reference import (
     brute_force_top_m,
     gnn_by_loops,
 )
+from iclr25.papers.ilp_orbit.symmetry import Symmetry
 from iclr25.papers.ilp_orbit.training import SCHEMES, augment, collate, forward, make_example
 
 pytestmark = needs("pynauty", "highspy")
@@ -58,10 +59,15 @@ def test_orbit_schemes_are_permutations_inside_orbits(bpp_example, seed):
         np.testing.assert_array_equal(np.sort(zp[cls[0]]), np.arange(1, cls.shape[1] + 1))
 
 
+def _no_symmetry(n):
+    return Symmetry(np.zeros((0, n), dtype=np.int64), np.arange(n), (), None)
+
+
 def test_baseline_schemes(seed):
     rng = np.random.default_rng(seed)
-    np.testing.assert_array_equal(np.sort(position_augmentation(7, rng)), np.arange(1, 8))
-    u = uniform_augmentation(1000, rng)
+    pos = position_augmentation(_no_symmetry(7), rng)
+    np.testing.assert_array_equal(np.sort(pos), np.arange(1, 8))
+    u = uniform_augmentation(_no_symmetry(1000), rng)
     assert u.min() >= 0 and u.max() <= 1e6 and np.all(u == np.round(u)) and len(set(u)) > 990
     with pytest.raises(ValueError, match="scheme='orbit\\+' is not allowed"):
         augment("orbit+", None, rng)

@@ -38,6 +38,7 @@ from iclr25.papers.ilp_orbit.method import (
 )
 from iclr25.papers.ilp_orbit.symmetry import Columns, Symmetry, detect_symmetry
 from iclr25.papers.ilp_orbit.training import (
+    AUGMENTATIONS,
     SCHEMES,
     Example,
     TrainResult,
@@ -65,6 +66,7 @@ PAPER = PaperInfo(
 )
 
 __all__ = [
+    "AUGMENTATIONS",
     "ILP",
     "PAPER",
     "SCHEMES",

@@ -132,9 +132,9 @@ def slab_assignment(
             f"weights={tuple(weights)!r}: every weight must be in (0, max(capacities)]"
         )
     # DEVIATION: a small synthetic steel-mill-slab-like family (the experiments use 10 orders,
-    # 6 slabs, 3 colours: 96 variables) stands in for the paper's 380 SMSP instances (Schaus et al. 2011, ~23k
-    # variables), which are not shipped; the paper's BIP family (ML4CO item placement) is
-    # not reproduced.
+    # 6 slabs, 3 colours: 96 variables) stands in for the paper's 380 SMSP instances (Schaus
+    # et al. 2011, ~23k variables), which are not shipped; the paper's BIP family (ML4CO item
+    # placement) is not reproduced.
     n, S, K, C = n_orders, n_slabs, n_colours, len(capacities)
     w = rng.choice(np.asarray(weights, dtype=float), size=n)
     col = rng.integers(0, K, size=n)

@@ -32,7 +32,16 @@ from iclr25.papers.ilp_orbit.method import (
 )
 from iclr25.papers.ilp_orbit.symmetry import Symmetry, detect_symmetry
 
-SCHEMES = ("noaug", "uniform", "position", "orbit", "orbit_plus")
+AUGMENTATIONS = {
+    "noaug": no_augmentation,
+    "uniform": uniform_augmentation,
+    "position": position_augmentation,
+    "orbit": orbit_augmentation,
+    "orbit_plus": orbit_plus_augmentation,
+}
+"""The five augmentation schemes by name, each `(sym, rng) -> z`."""
+
+SCHEMES = tuple(AUGMENTATIONS)
 """The five augmentation schemes: the paper's No-Aug, Uniform, Position, Orbit and Orbit+."""
 
 TOP_M = (0.3, 0.5, 0.7, 0.9)
@@ -42,16 +51,7 @@ def augment(scheme: str, sym: Symmetry, rng: np.random.Generator) -> np.ndarray:
     """One draw of the augmented feature z of every variable. Shapes: -> (n,)."""
     if scheme not in SCHEMES:
         raise ValueError(f"scheme={scheme!r} is not allowed: use one of {', '.join(SCHEMES)}")
-    n = len(sym.orbit_id)
-    if scheme == "noaug":
-        return no_augmentation(n)
-    if scheme == "uniform":
-        return uniform_augmentation(n, rng)
-    if scheme == "position":
-        return position_augmentation(n, rng)
-    if scheme == "orbit":
-        return orbit_augmentation(sym, rng)
-    return orbit_plus_augmentation(sym, rng)
+    return AUGMENTATIONS[scheme](sym, rng)
 
 
 @dataclass(frozen=True, eq=False)
