@@ -28,6 +28,11 @@ PAPERS: dict[str, PaperEntry] = {
         title="A solvable attention for neural scaling laws (Lyu, Wang, Zhu)",
         experiments=("ode", "closed_form", "sgd"),
     ),
+    "ilp_orbit": PaperEntry(
+        title="GNNs meet symmetry in ILPs: orbit-based feature augmentation (Chen et al.)",
+        experiments=("bpp", "slab", "prop1"),
+        extras=("ilp",),
+    ),
     "flashmask": PaperEntry(
         title="FlashMask: column-sparse attention masks with tile skipping (Wang et al.)",
         experiments=("speed", "exactness"),
