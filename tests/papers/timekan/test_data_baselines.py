@@ -10,6 +10,7 @@ from iclr25.papers.timekan import (
     DLinear,
     NLinear,
     RepeatLast,
+    Series,
     StandardScaler,
     Windows,
     load_elecdemand,
@@ -163,6 +164,15 @@ def test_split_too_short_is_named():
         ValueError, match=r"validation split .* fewer than seq_len \+ pred_len = 192"
     ):
         make_splits(s, 96, 96, split_borders(400, 96, "ratio", 0.6, 0.2))
+
+
+def test_make_splits_refuses_missing_values(seed):
+    s = synthetic_multiband(2000, 2, np.random.default_rng(seed))
+    values = s.values.copy()
+    values[123, 1] = np.nan
+    gappy = Series(values, s.columns, "my series")
+    with pytest.raises(ValueError, match=r"my series has 1 missing .* row 123 of column 'x1'"):
+        make_splits(gappy, 96, 24, split_borders(2000, 96, "ratio", 0.6, 0.2))
 
 
 def test_moving_average_equals_reference(seed):

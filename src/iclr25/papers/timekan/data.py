@@ -65,6 +65,9 @@ def _pandas():
     return pd
 
 
+# DEVIATION: fpp2 elecdemand (Victoria, 2014; 17,520 half-hourly rows, 3 channels) replaces
+# ETTh1 (17,420 hourly rows, 7 channels), which no PyPI package ships without a download; it
+# is split 60/20/20 by rows (one year is shorter than the 20 months of TSLib's ETT split).
 @functools.cache
 def load_elecdemand() -> Series:
     """fpp2 `elecdemand`: 17,520 half-hourly rows of (Demand [GW], WorkDay [0/1],
@@ -346,8 +349,16 @@ def make_splits(
     """Standardise with statistics of the training rows and cut the three splits into windows.
 
     Raises:
-        ValueError: a split too short for one window of `seq_len + pred_len` rows.
+        ValueError: a missing or infinite value; a split too short for one window of
+            `seq_len + pred_len` rows.
     """
+    bad = ~np.isfinite(series.values)
+    if bad.any():
+        row, col = np.argwhere(bad)[0]
+        raise ValueError(
+            f"{series.name} has {int(bad.sum())} missing or infinite value(s), the first at row "
+            f"{row} of column {series.columns[col]!r}: fill or drop them before forecasting"
+        )
     (a0, a1), (v0, v1), (t0, t1) = borders
     scaler = StandardScaler().fit(series.values[a0:a1])
     scaled = torch.tensor(scaler.transform(series.values), dtype=torch.float32)

@@ -364,7 +364,10 @@ class TimeKAN(nn.Module):
         self.norms = nn.ModuleList(RevIN(channels, enabled=use_norm) for _ in range(levels))
         self.embedding = TokenEmbedding(d_model, dropout)
         # DEVIATION: the official model also builds a moving-average `series_decomp(25)` that
-        # its forward pass never calls (no parameters, no effect); we leave it out.
+        # its forward pass never calls (no parameters, no effect), so it is not an option
+        # here: a switch would change nothing. The paper's "moving average" that builds the
+        # multi-resolution inputs is the average pooling (window = stride = w), implemented
+        # in `multi_resolution`.
         self.blocks = nn.ModuleList(
             FrequencyMixing(d_model, orders, mixer, double_tanh, mlp_hidden, upsample_scale)
             for _ in range(e_layers)
