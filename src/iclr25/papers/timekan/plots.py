@@ -57,23 +57,26 @@ def forecast_figures(results: Sequence[Any], out_dir: Path) -> list[Path]:
     ]
 
     fig, axes = plt.subplots(1, 2, figsize=(8, 3.2))
-    for ax, metric, label in (
-        (axes[0], "mse", "test MSE, all channels"),
-        (axes[1], "target_mse", "test MSE, target (Demand)"),
-    ):
-        _bars(
-            ax,
-            [f"H={h}" for h in horizons],
-            methods,
-            lambda m, g, metric=metric: f"{m}/{metric}_h{g[2:]}",
-            results,
-        )
-        ax.set_ylabel(f"{label} (standardised)")
+    _bars(
+        axes[0],
+        [f"H={h}" for h in horizons],
+        methods,
+        lambda m, g: f"{m}/mse_h{g[2:]}",
+        results,
+    )
+    axes[0].set_ylabel("test MSE, all channels (standardised)")
+    h = horizons[0]
+    channels = sorted(
+        int(m.group(1)) for k in keys if (m := re.match(rf"{methods[0]}/mse_c(\d+)_h{h}$", k))
+    )
+    names = [f"c{c}" for c in channels[:-1]] + [f"c{channels[-1]} (target)"] if channels else []
+    _bars(axes[1], names, methods, lambda m, g: f"{m}/mse_{g.split()[0]}_h{h}", results)
+    axes[1].set_ylabel(f"test MSE per channel, H={h}")
+    axes[1].tick_params(axis="x", labelsize=7)
     axes[0].legend(fontsize=7)
     paths.append(save(fig, figure_path(out_dir, "timekan.forecast", "mse")))
 
     fig, ax = plt.subplots(figsize=(5, 3.2))
-    h = horizons[0]
     for m in methods:
         steps, mean, band = curve_band(results, f"{m}/val_mse_h{h}")
         if steps.size:
