@@ -15,7 +15,6 @@ repetitions is reported, with the TimeKAN/DLinear ratios.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -24,8 +23,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from iclr25.core.envinfo import envinfo
-from iclr25.core.results import atomic_write_text
+from iclr25.core.bench import bench_result, print_rows
 from iclr25.core.seeding import torch_seed
 from iclr25.papers.timekan import DLinear, Windows, named_hparams, synthetic_multiband
 from iclr25.papers.timekan.experiment import build_timekan
@@ -119,19 +117,14 @@ def main(argv: list[str] | None = None) -> dict:
     # rows of the two modes have different columns: give every row every column
     cols = list(dict.fromkeys(k for r in rows for k in r))
     rows = [{c: r.get(c, "-") for c in cols} for r in rows]
-    result = {
-        "benchmark": "timekan_train_and_inference",
-        "reference": "dlinear (TSLib DLinear, kernel 25), same windows, interleaved",
-        "settings": vars(args),
-        "rows": rows,
-        "env": envinfo(),
-    }
-    if args.out:
-        atomic_write_text(Path(args.out), json.dumps(result, indent=1) + "\n")
-    return result
+    return bench_result(
+        "timekan_train_and_inference",
+        "dlinear (TSLib DLinear, kernel 25), same windows, interleaved",
+        vars(args),
+        rows=rows,
+        out=args.out,
+    )
 
 
 if __name__ == "__main__":
-    res = main(sys.argv[1:])
-    for row in res["rows"]:
-        print(row)
+    print_rows(main(sys.argv[1:]))
