@@ -38,7 +38,6 @@ from iclr25.papers.timekan.data import (
 from iclr25.papers.timekan.method import TimeKAN, count_parameters, rising_orders
 from iclr25.papers.timekan.pipeline import (
     NAMED_HPARAMS,
-    FitResult,
     HParams,
     TrainSettings,
     evaluate,
@@ -316,7 +315,7 @@ def _train_and_score(
     seed: int,
     drop_last: bool,
     log,
-) -> tuple[dict[str, float], FitResult | None]:
+) -> dict[str, float]:
     """Fit (unless `settings` is None), then score on the test split."""
     result = None
     if settings is not None:
@@ -338,7 +337,7 @@ def _train_and_score(
             "train_s": result.train_seconds,
             "windows_per_s": result.windows_per_second,
         }
-    return out, result
+    return out
 
 
 def run_forecast(cfg: ForecastConfig, ctx: RunContext) -> dict[str, float]:
@@ -378,7 +377,7 @@ def run_forecast(cfg: ForecastConfig, ctx: RunContext) -> dict[str, float]:
             def log(epoch, train_loss, val_mse, key=f"{method}/val_mse_h{h}"):
                 ctx.log(epoch + 1, **{key: val_mse})
 
-            scores, _ = _train_and_score(
+            scores = _train_and_score(
                 model,
                 splits,
                 settings,
@@ -638,7 +637,7 @@ def run_ablation(cfg: AblationConfig, ctx: RunContext) -> dict[str, float]:
         def log(epoch, train_loss, val_mse, key=f"{variant}/val_mse"):
             ctx.log(epoch + 1, **{key: val_mse})
 
-        scores, _ = _train_and_score(
+        scores = _train_and_score(
             model, splits, settings, ctx.rngs.child(f"train/{variant}").int_seed(), False, log
         )
         for k in ("mse", "mae", "best_epoch", "train_s"):
