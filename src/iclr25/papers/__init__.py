@@ -48,4 +48,9 @@ PAPERS: dict[str, PaperEntry] = {
         experiments=("toy2d", "inference", "sampling"),
         extras=("tabular",),
     ),
+    "timekan": PaperEntry(
+        title="TimeKAN: KAN-based frequency decomposition forecasting (Huang, Zhao, Li, Bai)",
+        experiments=("forecast", "ablation"),
+        extras=("timeseries",),
+    ),
 }
