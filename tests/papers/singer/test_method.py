@@ -229,8 +229,10 @@ def test_cole_hopf_truth_matches_the_quadratic_solution(seed):
 
 def test_relative_l2_is_squared_and_relative():
     truth = torch.tensor([[1.0, -1.0, 2.0]])
-    assert relative_l2(2 * truth, truth).item() == pytest.approx(1.0)  # no square root
-    assert relative_l2(truth + 0.1, truth).item() == pytest.approx(0.01 / 2)
+    assert relative_l2(2 * truth, truth).item() == pytest.approx(1.0, rel=1e-5)  # no square root
+    assert relative_l2(truth + 0.1, truth).item() == pytest.approx(0.01 / 2, rel=1e-5)
+    two = torch.cat([truth, 3 * truth])
+    assert relative_l2(two + 0.1, two, pooled=True).item() == pytest.approx(0.01 / 10, rel=1e-5)
 
 
 def test_adam_matches_hand_computed_steps():

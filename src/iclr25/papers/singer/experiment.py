@@ -53,13 +53,16 @@ FLOWS = ("singer", "singer_no_noise", "node")  # the methods that define a flow 
 # DEVIATION: laptop scale. Heat uses width 16 (paper 80), HJB width 10 (paper 50); SINGER's
 # node width is 16 (message MLP width 100 in the paper), NODE/PINO MLPs 128 x 3 (paper
 # 1000 x 5); 150 Adam steps of batch 8 with 128 points at lr 3e-3 (paper: 10-30 epochs over
-# 150k initial conditions, batch 64, 1000-5000 points, lr 1e-4..5e-4). HJB runs to T = 0.5
-# (paper T = 1) with test points from N(0, I).
+# 150k initial conditions, batch 64, 1000-5000 points, lr 1e-4..5e-4). The full presets use
+# RK4 with T/5 steps and one residual block per message MLP (paper: T/10, two), the quick
+# presets T/2, about 2.5x and 6x less work per training step. HJB runs to T = 0.5 (paper
+# T = 1) with test points from N(0, I). Seeds: 3 (the issue's number), not the default 5.
 # DEVIATION: no label fitting. The paper fits a sub-network to the Monte-Carlo truth at T and
 # keeps test samples with fit error < 1e-3; we compare u(x; θ_T) with the Monte-Carlo truth
-# directly (1024 antithetic draws per point), and average the relative squared error per
-# initial condition. The least-squares oracle's error shows the floor that the ansatz and the
-# Monte-Carlo noise leave.
+# directly (1024 antithetic draws per point), and pool the relative squared error over all test
+# initial conditions and points (per-condition ratios are dominated by the few conditions with
+# tiny mean u²; the official aggregation is [unverified]). The least-squares oracle's error
+# shows the floor that the ansatz and the Monte-Carlo noise leave.
 # DEVIATION: `add_theta` (the official heat drift adds θ to its output) is off by default.
 
 
@@ -114,6 +117,8 @@ class SingerConfig:
     """Monte-Carlo draws per test point for the ground truth."""
     oracle_points: int = 512
     """Collocation points of the least-squares oracle."""
+    oracle_steps: int = 20
+    """RK4 steps of the oracle's solve (its projected dynamics are stiff)."""
     perturbation: float = 0.01
     """Relative size ||δ|| / ||θ_0|| of the perturbation in the stability measurement."""
     point_scale: float = 1.0
@@ -125,7 +130,14 @@ class SingerConfig:
             check(getattr(self, name) >= 1, name, getattr(self, name), ">= 1")
         for name in ("hidden", "layers", "message_depth", "baseline_hidden", "baseline_depth"):
             check(getattr(self, name) >= 1, name, getattr(self, name), ">= 1")
-        for name in ("pino_times", "test_ics", "test_points", "mc_samples", "oracle_points"):
+        for name in (
+            "pino_times",
+            "test_ics",
+            "test_points",
+            "mc_samples",
+            "oracle_points",
+            "oracle_steps",
+        ):
             check(getattr(self, name) >= 1, name, getattr(self, name), ">= 1")
         check(self.horizon > 0, "horizon", self.horizon, "> 0")
         check(self.transfer_width >= 0, "transfer_width", self.transfer_width, ">= 0")
@@ -173,7 +185,7 @@ def make_test_set(cfg: SingerConfig, subnet: SubNetwork, sample_x, gen: torch.Ge
 
 def _error(subnet: SubNetwork, theta_t: torch.Tensor, test: TestSet) -> float:
     with torch.no_grad():
-        return float(relative_l2(subnet(theta_t, test.x), test.truth).mean())
+        return float(relative_l2(subnet(theta_t, test.x), test.truth, pooled=True))
 
 
 def build(method: str, cfg: SingerConfig, subnet: SubNetwork, seed: int) -> torch.nn.Module:
@@ -245,7 +257,7 @@ def run(cfg: SingerConfig, ctx: RunContext) -> dict[str, float]:
         subnet, pde, sample_x(cfg.oracle_points, ctx.rngs.child("oracle").torch())
     )
     metrics["oracle/rel_l2"] = _error(
-        subnet, solve(oracle, test.theta0, cfg.horizon, cfg.solver_steps), test
+        subnet, solve(oracle, test.theta0, cfg.horizon, cfg.oracle_steps), test
     )
     models = {}
     every = max(1, cfg.train_steps // 50)
@@ -297,8 +309,8 @@ METRICS = (
     Metric(
         "*/rel_l2",
         "lower",
-        "Relative squared L2 error mean_x(u - û)² / mean_x u² at T "
-        "against the Monte-Carlo truth, averaged over unseen initial conditions.",
+        "Relative squared L2 error mean (u - û)² / mean u² at T against the Monte-Carlo "
+        "truth, pooled over unseen initial conditions and test points.",
     ),
     Metric("*/final_loss", "lower", "Label-free residual loss r(T), mean of the last 10 steps."),
     Metric(
@@ -386,17 +398,19 @@ HEAT_PRESETS = {
     ),
     "quick": SingerConfig(
         dim=3,
-        width=8,
-        transfer_width=12,
-        train_steps=100,
-        batch=8,
+        width=6,
+        transfer_width=9,
+        train_steps=50,
         points=64,
+        solver_steps=2,
+        layers=2,
+        message_depth=1,
         test_ics=16,
         test_points=128,
         mc_samples=512,
         oracle_points=256,
     ),
-    "full": SingerConfig(dim=10, width=16, transfer_width=24),
+    "full": SingerConfig(dim=10, width=16, transfer_width=24, solver_steps=5, message_depth=1),
 }
 
 HJB_PRESETS = {
@@ -423,19 +437,26 @@ HJB_PRESETS = {
     ),
     "quick": SingerConfig(
         pde="hjb",
-        dim=3,
+        dim=2,
         width=4,
-        transfer_dim=5,
+        transfer_dim=3,
         horizon=0.5,
-        train_steps=100,
+        train_steps=50,
         points=64,
+        solver_steps=2,
+        layers=2,
+        message_depth=1,
         test_ics=16,
         test_points=128,
         mc_samples=512,
         oracle_points=256,
     ),
-    "full": SingerConfig(pde="hjb", dim=5, width=10, transfer_dim=8, horizon=0.5),
+    "full": SingerConfig(
+        pde="hjb", dim=5, width=10, transfer_dim=8, horizon=0.5, solver_steps=5, message_depth=1
+    ),
 }
+
+SEEDS = {"smoke": 1, "quick": 3, "full": 3}  # the issue asks for 3 seeds
 
 EXPERIMENTS = (
     Experiment(
@@ -448,6 +469,7 @@ EXPERIMENTS = (
         claims=_claims("width", "SINGER best in 31 of 32 (PDE, d) cells (table not retrieved)"),
         metrics=METRICS,
         figures=plots.figures,
+        seeds=SEEDS,
     ),
     Experiment(
         name="singer.hjb",
@@ -459,5 +481,6 @@ EXPERIMENTS = (
         claims=_claims("dim", "SINGER best in 31 of 32 (PDE, d) cells (table not retrieved)"),
         metrics=METRICS,
         figures=plots.figures,
+        seeds=SEEDS,
     ),
 )

@@ -620,10 +620,13 @@ def residual_loss(
     return rk4(f, y0, horizon, steps)[:, num].mean()
 
 
-def relative_l2(pred: Tensor, truth: Tensor) -> Tensor:
-    """The paper's "L2RE": mean_x (u - û)² / mean_x u² per sample, a RELATIVE SQUARED error
-    (no square root). Shapes: (B, n), (B, n) -> (B,)."""
-    return ((pred - truth) ** 2).mean(-1) / (truth**2).mean(-1)
+def relative_l2(pred: Tensor, truth: Tensor, pooled: bool = False) -> Tensor:
+    """The paper's "L2RE": mean (u - û)² / mean u², a RELATIVE SQUARED error (no square root).
+
+    Per sample over the points (B, n) -> (B,), or `pooled` over every sample and point -> ().
+    """
+    dims = tuple(range(pred.ndim)) if pooled else (-1,)
+    return ((pred - truth) ** 2).mean(dims) / (truth**2).mean(dims)
 
 
 def perturbation_growth(
