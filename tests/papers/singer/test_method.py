@@ -64,6 +64,7 @@ def test_analytic_derivatives_match_autograd_reference(cls, seed):
     _close(lap[0], rl)
     _close(jac[0], rj)
     _close(sub.jacobian(theta[None], x), jac)
+    assert torch.equal(sub(theta[None], x), u)  # the value-only path is the same computation
 
 
 @pytest.mark.parametrize("cls", [HeatNet, HJBNet])

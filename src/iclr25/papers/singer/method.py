@@ -141,7 +141,7 @@ class SubNetwork:
 
     def __call__(self, theta: Tensor, x: Tensor) -> Tensor:
         """u(x; θ): (B, P), (n, d) -> (B, n)."""
-        return self.derivatives(theta, x)[0]
+        return self.derivatives(theta, x)[0]  # subclasses compute u alone where cheaper
 
     def derivatives(self, theta: Tensor, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """(u, ∇_x u, Δ_x u) of shapes (B, n), (B, n, d), (B, n)."""
@@ -184,6 +184,10 @@ class HeatNet(SubNetwork):
         h = torch.tanh(z)
         cg = p["c"][:, None] * (1 - h * h)  # c_k tanh'(z_k)
         return p, s, co, z, h, cg
+
+    def __call__(self, theta: Tensor, x: Tensor) -> Tensor:
+        p, _, _, _, h, _ = self._parts(theta, x)
+        return torch.einsum("bnw,bw->bn", h, p["c"])
 
     def evaluate(self, theta: Tensor, x: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
         p, s, co, z, h, cg = self._parts(theta, x)
@@ -232,6 +236,9 @@ class HJBNet(SubNetwork):
         e = torch.exp(-0.5 * (r * r).sum(-1))  # (B, n, w)
         we = p["wt"][:, None] * e
         return a, y, r, e, we
+
+    def __call__(self, theta: Tensor, x: Tensor) -> Tensor:
+        return self._parts(theta, x)[-1].sum(-1)
 
     def evaluate(self, theta: Tensor, x: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
         a, y, r, e, we = self._parts(theta, x)
