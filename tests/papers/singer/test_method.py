@@ -157,7 +157,7 @@ def test_exact_fourier_drift_has_zero_residual_and_matches_closed_form(seed):
     baseline = residual_loss(zero, sub, Heat(), theta, x, 0.1, 10, 2.0**4)
     assert baseline > 1e-2 and loss < 1e-20
     _close(
-        solve(exact, theta, 0.1, 20),
+        solve(exact, theta, 0.1, 100),
         ref.fourier_heat_solution(sub, theta, 0.1),
         rtol=1e-6,
         atol=1e-8,
@@ -331,3 +331,16 @@ BAD = [
 def test_bad_input_raises_one_clear_error(call, needle):
     with pytest.raises(ValueError, match=needle):
         call()
+
+
+@pytest.mark.parametrize(
+    ("override", "needle"),
+    [("noise=1.5", "noise=1.5 is not allowed"), ("dim=0", "dim=0 is not allowed")],
+)
+def test_bad_config_raises_before_anything_is_written(tmp_path, override, needle):
+    from iclr25.core.config import ConfigError
+    from iclr25.core.runner import run_experiment
+
+    with pytest.raises(ConfigError, match=needle):
+        run_experiment("singer.heat", preset="smoke", overrides=[override], out=tmp_path, jobs=1)
+    assert not any(tmp_path.iterdir())
