@@ -67,3 +67,43 @@ def test_heat_quick(heat_quick, claim):
 @pytest.mark.parametrize("claim", HJB)
 def test_hjb_quick(hjb_quick, claim):
     assert_reproduced(hjb_quick, [claim])
+
+
+FULL_NOISE_REASON = (
+    "Not reproduced at full scale: inconclusive on heat, contradicted on HJB; the flows trained "
+    "without noise contract perturbations more (and are much less accurate)."
+)
+FULL_DIM_REASON = (
+    "Contradicted at full scale: the HJB drift trained at d=5 has about 21x its in-distribution "
+    "error at d=8."
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("name", "claim"),
+    [
+        ("singer.heat", "singer_beats_node"),
+        ("singer.heat", "singer_beats_pino"),
+        ("singer.heat", "width_transfer_within_2x"),
+        ("singer.hjb", "singer_beats_node"),
+        ("singer.hjb", "singer_beats_pino"),
+        pytest.param(
+            "singer.heat",
+            "noise_reduces_growth",
+            marks=pytest.mark.xfail(strict=True, reason=FULL_NOISE_REASON),
+        ),
+        pytest.param(
+            "singer.hjb",
+            "noise_reduces_growth",
+            marks=pytest.mark.xfail(strict=True, reason=FULL_NOISE_REASON),
+        ),
+        pytest.param(
+            "singer.hjb",
+            "dim_transfer_within_2x",
+            marks=pytest.mark.xfail(strict=True, reason=FULL_DIM_REASON),
+        ),
+    ],
+)
+def test_full_claims(tmp_path_factory, name, claim):
+    assert_reproduced(_verdicts(tmp_path_factory, name, "full"), [claim])
