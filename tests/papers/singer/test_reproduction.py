@@ -55,6 +55,19 @@ def hjb_quick(tmp_path_factory):
     return _verdicts(tmp_path_factory, "singer.hjb", "quick")
 
 
+@pytest.fixture(scope="module")
+def full_verdicts(tmp_path_factory):
+    """Full-preset verdicts per experiment, each computed once (slow tier only)."""
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            cache[name] = _verdicts(tmp_path_factory, name, "full")
+        return cache[name]
+
+    return get
+
+
 @pytest.mark.quick
 @pytest.mark.xdist_group("singer_heat_quick")
 @pytest.mark.parametrize("claim", HEAT)
@@ -105,5 +118,5 @@ FULL_DIM_REASON = (
         ),
     ],
 )
-def test_full_claims(tmp_path_factory, name, claim):
-    assert_reproduced(_verdicts(tmp_path_factory, name, "full"), [claim])
+def test_full_claims(full_verdicts, name, claim):
+    assert_reproduced(full_verdicts(name), [claim])
