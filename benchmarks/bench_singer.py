@@ -15,7 +15,6 @@ layers.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -23,8 +22,7 @@ from pathlib import Path
 
 import torch
 
-from iclr25.core.envinfo import envinfo
-from iclr25.core.results import atomic_write_text
+from iclr25.core.bench import bench_result, print_rows
 from iclr25.core.seeding import torch_seed
 from iclr25.papers.singer import NODE, SINGER, Adam, Heat, HeatNet, residual_loss
 from iclr25.papers.singer.data import initial_conditions, uniform_points
@@ -83,19 +81,14 @@ def main(argv: list[str] | None = None) -> dict:
                 "singer_over_node": round(ms["singer"] / ms["node"], 3),
             }
         )
-    result = {
-        "benchmark": "singer_train_step_time",
-        "reference": "node (MLP drift on flat θ, same residual loss and solver)",
-        "settings": vars(args),
-        "rows": rows,
-        "env": envinfo(),
-    }
-    if args.out:
-        atomic_write_text(Path(args.out), json.dumps(result, indent=1) + "\n")
-    return result
+    return bench_result(
+        "singer_train_step_time",
+        "node (MLP drift on flat θ, same residual loss and solver)",
+        vars(args),
+        rows,
+        args.out,
+    )
 
 
 if __name__ == "__main__":
-    res = main(sys.argv[1:])
-    for row in res["rows"]:
-        print(row)
+    print_rows(main(sys.argv[1:]))
