@@ -324,6 +324,10 @@ BAD = [
         r"x has shape \(4, 3\): HeatNet\(dim=2, width=3\) needs points of shape \(n, 2\)",
     ),
     (lambda: rk4(lambda t, y: y, torch.zeros(1), 1.0, 0), "steps=0 is not allowed"),
+    (
+        lambda: solve(SINGER(HeatNet(2, 3)), torch.full((2, 14), float("inf")), 0.1),
+        "theta0 has 28 non-finite entries",
+    ),
 ]
 
 

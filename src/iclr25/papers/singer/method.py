@@ -68,7 +68,8 @@ class SubNetwork:
     """A solution ansatz u(x; θ) with analytic ∇_x u, Δu and ∇_θ u.
 
     Subclasses set `specs` (the parameter tensors, in the order θ stores them, each row-major)
-    and implement `derivatives` and `jacobian`. θ has no gradient requirements: the sub-network
+    and implement `derivatives` and `jacobian` (and, where intermediate results can be shared,
+    `evaluate` and `__call__`). θ has no gradient requirements: the sub-network
     is a fixed function of (x, θ).
 
     Attributes:
@@ -88,21 +89,10 @@ class SubNetwork:
     def __repr__(self) -> str:
         return f"{type(self).__name__}(dim={self.dim}, width={self.width})"
 
-    def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and (self.dim, self.width) == (other.dim, other.width)
-
-    def __hash__(self) -> int:
-        return hash((type(self).__name__, self.dim, self.width))
-
     @property
     def num_params(self) -> int:
         """P, the length of θ."""
         return sum(s.size for s in self.specs)
-
-    @property
-    def tensor_names(self) -> tuple[str, ...]:
-        """Names of the parameter tensors, in storage order."""
-        return tuple(s.name for s in self.specs)
 
     def check_theta(self, theta: Tensor, name: str = "theta") -> Tensor:
         """`theta` as a (B, P) tensor; raises on a wrong length or non-finite entries."""
@@ -580,6 +570,9 @@ def rk4(f: Callable[[float, Tensor], Tensor], y0: Tensor, horizon: float, steps:
 
 def solve(drift: Drift, theta0: Tensor, horizon: float, steps: int = 10) -> Tensor:
     """θ_T = Φ_T(θ_0) by RK4, with no noise and no gradient (set eval mode for SINGER)."""
+    if not torch.isfinite(theta0).all():
+        bad = int((~torch.isfinite(theta0)).sum())
+        raise ValueError(f"theta0 has {bad} non-finite entries: parameters must be finite")
     with torch.no_grad():
         return rk4(lambda t, th: drift(th, t), theta0, horizon, steps)
 
