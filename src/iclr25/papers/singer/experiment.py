@@ -345,6 +345,7 @@ def _claims(transfer: str, paper: str) -> tuple[Claim, ...]:
             metric="rel_l2",
             treatment="singer",
             control="node",
+            min_effect=0.01,
             paper_value=paper,
         ),
         Claim(
@@ -353,6 +354,7 @@ def _claims(transfer: str, paper: str) -> tuple[Claim, ...]:
             metric="rel_l2",
             treatment="singer",
             control="pino",
+            min_effect=0.01,
             paper_value=paper,
         ),
         Claim(
@@ -362,6 +364,7 @@ def _claims(transfer: str, paper: str) -> tuple[Claim, ...]:
             metric="perturbation_growth",
             treatment="singer",
             control="singer_no_noise",
+            min_effect=0.01,
             paper_value="stability table (numbers not retrieved)",
         ),
         Claim(
