@@ -53,4 +53,8 @@ PAPERS: dict[str, PaperEntry] = {
         experiments=("forecast", "ablation"),
         extras=("timeseries",),
     ),
+    "singer": PaperEntry(
+        title="SINGER: a stochastic graph-neural operator for high-dimensional PDEs (Feng et al.)",
+        experiments=("heat", "hjb"),
+    ),
 }

@@ -1,0 +1,489 @@
+"""Experiments of the SINGER paper: heat (d=10) and HJB (d=5) at laptop scale.
+
+Each run trains, on the same label-free residual and the same batches of initial conditions,
+SINGER (GNN drift with training noise), SINGER without noise, NODE (MLP drift on flat θ) and
+PINO ((θ_0, t) -> θ_t), then compares u(x; θ_T) with the Monte-Carlo truth at T on unseen
+initial conditions (relative squared L2 error). Two references bracket the learned models:
+"frozen" (θ_T = θ_0, no dynamics) and "oracle" (the least-squares projected dynamics, the best
+the ansatz allows pointwise). It also measures the growth of a parameter perturbation through
+each learned flow and SINGER's zero-shot transfer to a wider sub-network (heat) or a higher
+dimension (HJB), which the flat-θ baselines cannot do.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+
+from iclr25.core.claims import Claim
+from iclr25.core.config import check
+from iclr25.core.context import RunContext
+from iclr25.core.experiment import Experiment, Metric
+from iclr25.core.seeding import torch_seed
+from iclr25.papers.singer import plots
+from iclr25.papers.singer.baselines import NODE, PINO, ProjectedDynamics
+from iclr25.papers.singer.data import (
+    cole_hopf_truth,
+    gaussian_points,
+    heat_truth,
+    initial_conditions,
+    uniform_points,
+)
+from iclr25.papers.singer.method import (
+    HJB,
+    SINGER,
+    Heat,
+    HeatNet,
+    HJBNet,
+    SubNetwork,
+    fit,
+    perturbation_growth,
+    relative_l2,
+    residual_loss,
+    solve,
+)
+
+LEARNED = ("singer", "singer_no_noise", "node", "pino")
+FLOWS = ("singer", "singer_no_noise", "node")  # the methods that define a flow θ_0 -> θ_t
+
+
+# DEVIATION: laptop scale. Heat uses width 16 (paper 80), HJB width 10 (paper 50); SINGER's
+# node width is 16 (message MLP width 100 in the paper), NODE/PINO MLPs 128 x 3 (paper
+# 1000 x 5); 150 Adam steps of batch 8 with 128 points at lr 3e-3 (paper: 10-30 epochs over
+# 150k initial conditions, batch 64, 1000-5000 points, lr 1e-4..5e-4). The full presets use
+# RK4 with T/5 steps and one residual block per message MLP (paper: T/10, two), the quick
+# presets T/2, about 2.5x and 6x less work per training step. HJB runs to T = 0.5 (paper
+# T = 1) with test points from N(0, I). Seeds: 3 (the issue's number), not the default 5.
+# DEVIATION: no label fitting. The paper fits a sub-network to the Monte-Carlo truth at T and
+# keeps test samples with fit error < 1e-3; we compare u(x; θ_T) with the Monte-Carlo truth
+# directly (1024 antithetic draws per point), and pool the relative squared error over all test
+# initial conditions and points (per-condition ratios are dominated by the few conditions with
+# tiny mean u²; the official aggregation is [unverified]). The least-squares oracle's error
+# shows the floor that the ansatz and the Monte-Carlo noise leave.
+# DEVIATION: `add_theta` (the official heat drift adds θ to its output) is off by default.
+
+
+@dataclass(frozen=True)
+class SingerConfig:
+    """One PDE, one sub-network, the four learned operators and the two references."""
+
+    pde: Literal["heat", "hjb"] = "heat"
+    """The equation: heat u_t = Δu on [-1, 1]^d (periodic ansatz), or HJB u_τ = εΔu - ½|∇u|²
+    (ε = 1) with Gaussian-distributed points."""
+    dim: int = 10
+    """Input dimension d."""
+    width: int = 16
+    """Sub-network width w."""
+    horizon: float = 0.1
+    """Final time T."""
+    transfer_width: int = 0
+    """Zero-shot test of SINGER at this width (0: none)."""
+    transfer_dim: int = 0
+    """Zero-shot test of SINGER at this dimension (0: none)."""
+    train_steps: int = 150
+    """Adam steps per learned model."""
+    batch: int = 8
+    """Initial conditions per step."""
+    points: int = 128
+    """Collocation points n_x per step."""
+    lr: float = 3e-3
+    """Adam learning rate (all learned models)."""
+    solver_steps: int = 10
+    """RK4 steps over [0, T], in training and at test time."""
+    hidden: int = 16
+    """SINGER's node feature width."""
+    layers: int = 3
+    """SINGER's message-passing rounds."""
+    message_depth: int = 2
+    """Residual blocks of SINGER's message MLP."""
+    noise: float = 0.1
+    """SINGER's training dropout probability on dθ/dt."""
+    add_theta: bool = False
+    """Add θ to SINGER's output (the official heat configuration)."""
+    baseline_hidden: int = 128
+    """Width of NODE's and PINO's MLPs."""
+    baseline_depth: int = 3
+    """Hidden layers of NODE's and PINO's MLPs."""
+    pino_times: int = 4
+    """Random times per initial condition in PINO's loss."""
+    test_ics: int = 32
+    """Unseen initial conditions in the test set."""
+    test_points: int = 256
+    """Test points per initial condition."""
+    mc_samples: int = 1024
+    """Monte-Carlo draws per test point for the ground truth."""
+    oracle_points: int = 512
+    """Collocation points of the least-squares oracle."""
+    oracle_steps: int = 20
+    """RK4 steps of the oracle's solve (its projected dynamics are stiff)."""
+    perturbation: float = 0.01
+    """Relative size ||δ|| / ||θ_0|| of the perturbation in the stability measurement."""
+    point_scale: float = 1.0
+    """HJB: standard deviation of the Gaussian training and test points."""
+
+    def __post_init__(self) -> None:
+        check(self.pde in ("heat", "hjb"), "pde", self.pde, "heat or hjb")
+        for name in ("dim", "width", "train_steps", "batch", "points", "solver_steps"):
+            check(getattr(self, name) >= 1, name, getattr(self, name), ">= 1")
+        for name in ("hidden", "layers", "message_depth", "baseline_hidden", "baseline_depth"):
+            check(getattr(self, name) >= 1, name, getattr(self, name), ">= 1")
+        for name in (
+            "pino_times",
+            "test_ics",
+            "test_points",
+            "mc_samples",
+            "oracle_points",
+            "oracle_steps",
+        ):
+            check(getattr(self, name) >= 1, name, getattr(self, name), ">= 1")
+        check(self.horizon > 0, "horizon", self.horizon, "> 0")
+        check(self.transfer_width >= 0, "transfer_width", self.transfer_width, ">= 0")
+        check(self.transfer_dim >= 0, "transfer_dim", self.transfer_dim, ">= 0")
+        check(self.lr > 0, "lr", self.lr, "> 0")
+        check(0 <= self.noise < 1, "noise", self.noise, "in [0, 1)")
+        check(self.perturbation > 0, "perturbation", self.perturbation, "> 0")
+        check(self.point_scale > 0, "point_scale", self.point_scale, "> 0")
+
+
+def _problem(cfg: SingerConfig, dim: int, width: int):
+    """(sub-network, pde, volume |Ω|, point sampler(n, gen))."""
+    if cfg.pde == "heat":
+        return HeatNet(dim, width), Heat(), 2.0**dim, lambda n, g: uniform_points(n, dim, g)
+    # DEVIATION: HJB points are drawn from N(0, point_scale² I) and the loss is the mean over
+    # them (volume 1), not importance-sampled from a mixture derived from θ with 1/p weights.
+    return (
+        HJBNet(dim, width),
+        HJB(),
+        1.0,
+        lambda n, g: gaussian_points(n, dim, g, cfg.point_scale),
+    )
+
+
+@dataclass
+class TestSet:
+    """Unseen initial conditions, test points and the Monte-Carlo truth at T."""
+
+    theta0: torch.Tensor
+    x: torch.Tensor
+    truth: torch.Tensor
+
+
+def make_test_set(cfg: SingerConfig, subnet: SubNetwork, sample_x, gen: torch.Generator):
+    """Test initial conditions, points and the Monte-Carlo truth at T (heat or Cole-Hopf)."""
+    theta0 = initial_conditions(subnet, cfg.test_ics, gen)
+    x = sample_x(cfg.test_points, gen)
+    truth_fn = heat_truth if cfg.pde == "heat" else cole_hopf_truth
+    with torch.no_grad():
+        truth = truth_fn(
+            lambda pts: subnet(theta0, pts), x, cfg.horizon, gen, samples=cfg.mc_samples
+        )
+    return TestSet(theta0, x, truth)
+
+
+def _error(subnet: SubNetwork, theta_t: torch.Tensor, test: TestSet) -> float:
+    with torch.no_grad():
+        return float(relative_l2(subnet(theta_t, test.x), test.truth, pooled=True))
+
+
+def build(method: str, cfg: SingerConfig, subnet: SubNetwork, seed: int) -> torch.nn.Module:
+    """A freshly initialised learned model (weights drawn under `seed`)."""
+    with torch_seed(seed):
+        if method in ("singer", "singer_no_noise"):
+            noise = cfg.noise if method == "singer" else 0.0
+            return SINGER(subnet, cfg.hidden, cfg.layers, cfg.message_depth, noise, cfg.add_theta)
+        if method == "node":
+            return NODE(subnet, cfg.baseline_hidden, cfg.baseline_depth)
+        if method == "pino":
+            return PINO(subnet, cfg.baseline_hidden, cfg.baseline_depth)
+    raise ValueError(f"method={method!r} is not allowed: use one of {LEARNED}")
+
+
+def train(
+    method: str,
+    model: torch.nn.Module,
+    cfg: SingerConfig,
+    problem,
+    gen: torch.Generator,
+    log=None,
+) -> list[float]:
+    """Train `model` on the label-free residual; batches and noise seeds come from `gen`."""
+    subnet, pde, volume, sample_x = problem
+    model.train()
+
+    if method == "pino":
+
+        def loss_fn(theta0, x, seed):
+            return model.loss(pde, theta0, x, cfg.horizon, volume, seed, cfg.pino_times)
+    else:
+
+        def loss_fn(theta0, x, seed):
+            return residual_loss(
+                model, subnet, pde, theta0, x, cfg.horizon, cfg.solver_steps, volume, seed
+            )
+
+    curve = fit(
+        loss_fn,
+        list(model.parameters()),
+        lambda n: initial_conditions(subnet, n, gen),
+        lambda: sample_x(cfg.points, gen),
+        cfg.train_steps,
+        cfg.batch,
+        cfg.lr,
+        gen,
+        log,
+    )
+    model.eval()
+    return curve
+
+
+def predict(method: str, model, cfg: SingerConfig, theta0: torch.Tensor) -> torch.Tensor:
+    """θ_T from θ_0 in eval mode."""
+    if method == "pino":
+        with torch.no_grad():
+            return model(theta0, cfg.horizon)
+    return solve(model, theta0, cfg.horizon, cfg.solver_steps)
+
+
+def run(cfg: SingerConfig, ctx: RunContext) -> dict[str, float]:
+    """Train the four learned operators, evaluate them, the references and SINGER's transfer."""
+    problem = _problem(cfg, cfg.dim, cfg.width)
+    subnet, pde, _, sample_x = problem
+    test = make_test_set(cfg, subnet, sample_x, ctx.rngs.child("test").torch())
+    metrics: dict[str, float] = {"frozen/rel_l2": _error(subnet, test.theta0, test)}
+    oracle = ProjectedDynamics(
+        subnet, pde, sample_x(cfg.oracle_points, ctx.rngs.child("oracle").torch())
+    )
+    metrics["oracle/rel_l2"] = _error(
+        subnet, solve(oracle, test.theta0, cfg.horizon, cfg.oracle_steps), test
+    )
+    models = {}
+    every = max(1, cfg.train_steps // 50)
+    for method in ctx.progress(LEARNED, desc="training"):
+        model = build(method, cfg, subnet, ctx.rngs.child(f"init/{method}").int_seed(31))
+
+        def log(step, value, method=method):
+            if step % every == 0 or step == cfg.train_steps - 1:
+                ctx.log(step, **{f"{method}/loss": value})
+
+        start = time.perf_counter()
+        # the same training stream (batches, points, noise seeds) for every method: paired runs
+        curve = train(method, model, cfg, problem, ctx.rngs.child("train").torch(), log)
+        metrics[f"{method}/train_seconds"] = time.perf_counter() - start
+        metrics[f"{method}/final_loss"] = sum(curve[-10:]) / len(curve[-10:])
+        metrics[f"{method}/rel_l2"] = _error(subnet, predict(method, model, cfg, test.theta0), test)
+        models[method] = model
+
+    for method in FLOWS:
+        growth = perturbation_growth(
+            models[method],
+            test.theta0,
+            cfg.horizon,
+            cfg.solver_steps,
+            cfg.perturbation,
+            ctx.rngs.child("perturbation").torch(),
+        )
+        metrics[f"{method}/perturbation_growth"] = float(growth.mean())
+
+    for kind, value in (("width", cfg.transfer_width), ("dim", cfg.transfer_dim)):
+        if not value:
+            continue
+        dim, width = (cfg.dim, value) if kind == "width" else (value, cfg.width)
+        tproblem = _problem(cfg, dim, width)
+        tsub = tproblem[0]
+        ttest = make_test_set(cfg, tsub, tproblem[3], ctx.rngs.child(f"test/{kind}").torch())
+        for method in ("singer", "singer_no_noise"):
+            moved = models[method].transfer(tsub)
+            err = _error(tsub, solve(moved, ttest.theta0, cfg.horizon, cfg.solver_steps), ttest)
+            metrics[f"{method}/{kind}_transfer_rel_l2"] = err
+            metrics[f"{method}/{kind}_transfer_ratio"] = err / metrics[f"{method}/rel_l2"]
+        metrics[f"frozen/{kind}_transfer_rel_l2"] = _error(tsub, ttest.theta0, ttest)
+    return metrics
+
+
+# ---------------------------------------------------------------- registration
+
+METRICS = (
+    Metric(
+        "*/rel_l2",
+        "lower",
+        "Relative squared L2 error mean (u - û)² / mean u² at T against the Monte-Carlo "
+        "truth, pooled over unseen initial conditions and test points.",
+    ),
+    Metric("*/final_loss", "lower", "Label-free residual loss r(T), mean of the last 10 steps."),
+    Metric(
+        "*/perturbation_growth",
+        "lower",
+        "||Φ_T(θ_0 + δ) - Φ_T(θ_0)|| / ||δ|| through the "
+        "learned flow in eval mode, mean over test initial conditions.",
+    ),
+    Metric(
+        "*/width_transfer_rel_l2",
+        "lower",
+        "Relative squared L2 error of the drift trained "
+        "at `width`, applied zero-shot to sub-networks of `transfer_width`.",
+    ),
+    Metric("*/width_transfer_ratio", "lower", "width_transfer_rel_l2 / in-distribution rel_l2."),
+    Metric(
+        "*/dim_transfer_rel_l2",
+        "lower",
+        "Relative squared L2 error of the drift trained at "
+        "`dim`, applied zero-shot at dimension `transfer_dim`.",
+    ),
+    Metric("*/dim_transfer_ratio", "lower", "dim_transfer_rel_l2 / in-distribution rel_l2."),
+    Metric("*/train_seconds", "lower", "Wall-clock training time.", volatile=True),
+)
+
+
+def _claims(transfer: str, paper: str) -> tuple[Claim, ...]:
+    return (
+        Claim(
+            id="singer_beats_node",
+            statement="SINGER's relative L2 error at T is below NODE's.",
+            metric="rel_l2",
+            treatment="singer",
+            control="node",
+            min_effect=0.01,
+            paper_value=paper,
+        ),
+        Claim(
+            id="singer_beats_pino",
+            statement="SINGER's relative L2 error at T is below PINO's.",
+            metric="rel_l2",
+            treatment="singer",
+            control="pino",
+            min_effect=0.01,
+            paper_value=paper,
+        ),
+        Claim(
+            id="noise_reduces_growth",
+            statement="Training noise makes the learned flow contract perturbations more: "
+            "perturbation growth with noise is below growth without.",
+            metric="perturbation_growth",
+            treatment="singer",
+            control="singer_no_noise",
+            min_effect=0.01,
+            paper_value="stability table (numbers not retrieved)",
+        ),
+        Claim(
+            id=f"{transfer}_transfer_within_2x",
+            statement=f"Applied zero-shot at another {transfer}, SINGER's error stays within 2x "
+            "of its in-distribution error.",
+            metric=f"{transfer}_transfer_ratio",
+            treatment="singer",
+            control=2.0,
+            paper_value="generalises to unseen dimensions and widths (numbers not retrieved)",
+        ),
+    )
+
+
+HEAT_PRESETS = {
+    "smoke": SingerConfig(
+        dim=2,
+        width=3,
+        transfer_width=4,
+        train_steps=3,
+        batch=2,
+        points=16,
+        solver_steps=2,
+        hidden=4,
+        layers=1,
+        message_depth=1,
+        baseline_hidden=8,
+        baseline_depth=1,
+        pino_times=1,
+        test_ics=2,
+        test_points=8,
+        mc_samples=16,
+        oracle_points=32,
+    ),
+    "quick": SingerConfig(
+        dim=3,
+        width=6,
+        transfer_width=9,
+        train_steps=50,
+        points=64,
+        solver_steps=2,
+        layers=2,
+        message_depth=1,
+        test_ics=16,
+        test_points=128,
+        mc_samples=512,
+        oracle_points=256,
+    ),
+    "full": SingerConfig(dim=10, width=16, transfer_width=24, solver_steps=5, message_depth=1),
+}
+
+HJB_PRESETS = {
+    "smoke": SingerConfig(
+        pde="hjb",
+        dim=2,
+        width=2,
+        transfer_dim=3,
+        horizon=0.5,
+        train_steps=3,
+        batch=2,
+        points=16,
+        solver_steps=2,
+        hidden=4,
+        layers=1,
+        message_depth=1,
+        baseline_hidden=8,
+        baseline_depth=1,
+        pino_times=1,
+        test_ics=2,
+        test_points=8,
+        mc_samples=16,
+        oracle_points=32,
+    ),
+    "quick": SingerConfig(
+        pde="hjb",
+        dim=2,
+        width=4,
+        transfer_dim=3,
+        horizon=0.5,
+        train_steps=50,
+        points=64,
+        solver_steps=2,
+        layers=2,
+        message_depth=1,
+        test_ics=16,
+        test_points=128,
+        mc_samples=512,
+        oracle_points=256,
+    ),
+    "full": SingerConfig(
+        pde="hjb", dim=5, width=10, transfer_dim=8, horizon=0.5, solver_steps=5, message_depth=1
+    ),
+}
+
+SEEDS = {"smoke": 1, "quick": 3, "full": 3}  # the issue asks for 3 seeds
+
+EXPERIMENTS = (
+    Experiment(
+        name="singer.heat",
+        summary="Heat equation, d=10, width 16: SINGER vs NODE and PINO against Monte-Carlo "
+        "truth; stability with/without noise; zero-shot to width 24.",
+        config=SingerConfig,
+        presets=HEAT_PRESETS,
+        run=run,
+        claims=_claims("width", "SINGER best in 31 of 32 (PDE, d) cells (table not retrieved)"),
+        metrics=METRICS,
+        figures=plots.figures,
+        seeds=SEEDS,
+    ),
+    Experiment(
+        name="singer.hjb",
+        summary="HJB (Cole-Hopf truth), d=5, width 10: SINGER vs NODE and PINO; stability; "
+        "zero-shot to d=8.",
+        config=SingerConfig,
+        presets=HJB_PRESETS,
+        run=run,
+        claims=_claims("dim", "SINGER best in 31 of 32 (PDE, d) cells (table not retrieved)"),
+        metrics=METRICS,
+        figures=plots.figures,
+        seeds=SEEDS,
+    ),
+)
