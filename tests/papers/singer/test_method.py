@@ -210,6 +210,21 @@ def test_oracle_recovers_the_exact_fourier_drift(seed):
     _close(oracle(theta), sub.exact_heat_drift(theta), atol=1e-6, rtol=1e-6)
 
 
+def test_oracle_solves_a_batch_with_two_threads(seed):
+    # torch 2.13's batched float64 LU fails on CPU with 2 threads at this size (MKL DLASWP);
+    # the oracle's Cholesky solve must not.
+    sub = HeatNet(10, 16)
+    theta = _theta(sub, seed, n=32, scale=0.5)
+    x = 2 * torch.rand(256, 10, generator=_gen(seed, 11), dtype=D) - 1
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        v = ProjectedDynamics(sub, Heat(), x)(theta)
+    finally:
+        torch.set_num_threads(before)
+    assert v.shape == theta.shape and torch.isfinite(v).all()
+
+
 def test_monte_carlo_heat_truth_matches_the_fourier_solution(seed):
     sub = FourierNet(3, 2)
     theta = _theta(sub, seed, n=2, scale=0.6)

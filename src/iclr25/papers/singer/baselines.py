@@ -123,5 +123,8 @@ class ProjectedDynamics(nn.Module):
         gram = jac.transpose(1, 2) @ jac
         lam = self.ridge * gram.diagonal(dim1=1, dim2=2).mean(-1)[:, None, None]
         eye = torch.eye(gram.shape[-1], dtype=gram.dtype)
-        v = torch.linalg.solve(gram + lam * eye, (jac.transpose(1, 2) @ rhs[..., None]))
+        # Cholesky, not torch.linalg.solve: the system is SPD, and torch 2.13's batched float64 LU
+        # on CPU fails with more than one thread (MKL "Parameter 6 ... DLASWP", docs/design.md).
+        chol = torch.linalg.cholesky(gram + lam * eye)
+        v = torch.cholesky_solve(jac.transpose(1, 2) @ rhs[..., None], chol)
         return v[..., 0].to(theta.dtype)
