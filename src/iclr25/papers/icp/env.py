@@ -41,6 +41,10 @@ import numpy as np
 
 NAME = "guessing_numbers_v0"
 
+# DEVIATION: the authors' Guessing Numbers spec is in their unavailable supplement; this is our
+# re-design after the paper's description and the research notes (N=3, K=4, S=4, 2 signalling
+# turns, -1 for a wrong early guess), turn-based with simultaneous final guesses.
+
 
 def _check_int(name: str, value: object, low: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer):

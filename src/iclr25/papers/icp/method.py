@@ -195,6 +195,9 @@ class AgentNet(nn.Module):
             nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, num_actions)
         )
         if num_messages:
+            # DEVIATION: the message head is a small MLP on the sender's current input rather
+            # than a head on the GRU state (the notes do not say which); on the GRU state
+            # ICP-RM learned noticeably slower in our pilots.
             self.msg_head = nn.Sequential(
                 nn.Linear(in_dim, hidden), nn.ReLU(), nn.Linear(hidden, num_messages)
             )
@@ -209,6 +212,9 @@ class AgentNet(nn.Module):
         h = self.gru(self.encoder(x), h)
         return self.q_head(h), h
 
+    # DEVIATION: per-receiver messages (explicit channel, ICP-DM stage 1) are a function of the
+    # receiver's private value only, so that the lookup table is computable by every other agent;
+    # the notes say only "a lookup table from local observations to messages".
     def receiver_logits(self, sender: int, values: torch.Tensor) -> torch.Tensor:
         """Logits of the message to each receiver j given x_j.
 
@@ -368,6 +374,8 @@ def _st_choice(logits: torch.Tensor, tau: float, choice: np.ndarray) -> torch.Te
 
 def td_loss(ro: Rollout, gamma: float) -> torch.Tensor:
     """VDN TD loss: (Σ_i Q_i(o_i, a_i) - r - γ Σ_i max_a' Q_i(o'_i, a'))² averaged over steps."""
+    # DEVIATION: targets come from the online network (detached), with no target network: the
+    # episodes are 3 steps long; the paper's hyperparameters were not available.
     target = ro.reward + gamma * ro.next_max.sum(-1)
     return ((ro.q_taken.sum(-1) - target) ** 2).mean()
 

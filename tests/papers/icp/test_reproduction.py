@@ -1,0 +1,48 @@
+"""Reproduction tiers: the quick preset asserts every claim (part of `make test`); the full
+preset (the committed results) runs only with --run-slow."""
+
+import pytest
+
+from iclr25.core.runner import run_experiment
+from iclr25.core.testing import assert_reproduced
+
+RM_REASON = (
+    "ICP-RM does not beat VDN in our re-designed Guessing Numbers: with one random map and one "
+    "broadcast per signalling turn, both receivers read the same message and DIAL's gradients "
+    "from the two receivers pull it towards different secrets; the hat code that would serve "
+    "both was not found at our budget, so ICP-RM stays near chance like VDN."
+)
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    out = tmp_path_factory.mktemp("icp_quick")
+    rep = run_experiment("icp.guessing_numbers", preset="quick", out=out, jobs=1, threads=1)
+    assert not rep.failed, rep.failed[0].error
+    return rep.verdicts()
+
+
+@pytest.mark.quick
+@pytest.mark.xdist_group("icp_quick")
+def test_quick_dm_beats_vdn(quick):
+    assert_reproduced(quick, ["dm_beats_vdn"])
+
+
+@pytest.mark.quick
+@pytest.mark.xdist_group("icp_quick")
+@pytest.mark.xfail(strict=True, reason=RM_REASON)
+def test_quick_rm_beats_vdn(quick):
+    assert_reproduced(quick, ["rm_beats_vdn"])
+
+
+@pytest.mark.quick
+@pytest.mark.xdist_group("icp_quick")
+def test_quick_dm_near_explicit_bound(quick):
+    assert_reproduced(quick, ["dm_near_explicit_bound"])
+
+
+@pytest.mark.slow
+def test_full_claims(tmp_path_factory):
+    out = tmp_path_factory.mktemp("icp_full")
+    rep = run_experiment("icp.guessing_numbers", preset="full", out=out, jobs=2)
+    assert_reproduced(rep.verdicts(), ["dm_beats_vdn", "dm_near_explicit_bound"])
