@@ -3,6 +3,7 @@ preset (the committed results) runs only with --run-slow."""
 
 import pytest
 
+from iclr25.core.config import ConfigError
 from iclr25.core.runner import run_experiment
 from iclr25.core.testing import assert_reproduced
 
@@ -46,3 +47,21 @@ def test_full_claims(tmp_path_factory):
     out = tmp_path_factory.mktemp("icp_full")
     rep = run_experiment("icp.guessing_numbers", preset="full", out=out, jobs=2)
     assert_reproduced(rep.verdicts(), ["dm_beats_vdn", "dm_near_explicit_bound"])
+
+
+@pytest.mark.parametrize(
+    ("override", "needle"),
+    [
+        ("methods=vdn_on,qmix", r"methods=\('vdn_on', 'qmix'\)"),
+        ("num_signals=3", "num_signals=3 .*num_values=4"),
+        ("episodes=16", "episodes=16"),
+        ("stage1_frac=1.0", "stage1_frac=1.0"),
+        ("lr=0", "lr=0"),
+    ],
+)
+def test_bad_config_names_the_value_and_writes_nothing(tmp_path, override, needle):
+    with pytest.raises(ConfigError, match=needle):
+        run_experiment(
+            "icp.guessing_numbers", preset="smoke", overrides=[override], out=tmp_path, jobs=1
+        )
+    assert not any(tmp_path.iterdir())

@@ -450,9 +450,8 @@ def rollout(
                 else:  # the delayed map: hat code of the table's per-receiver messages
                     per_receiver = agent.table[a][np.arange(N), env.secrets]  # (B, N)
                     msg = hat_encode(per_receiver, a, K)
-                send = gate.detach().numpy() > 0.5
-                no_regular = ~(mask[:, a] & regular).any(-1)
-                actions[:, a] = np.where(send | no_regular, agent.info_map.encode(msg), act)
+                send = gate.detach().numpy() > 0.5  # passing is always legal, so "act" is too
+                actions[:, a] = np.where(send, agent.info_map.encode(msg), act)
         q_taken.append(q.gather(-1, torch.from_numpy(actions)[..., None])[..., 0])
         best.append(q.detach().masked_fill(~torch.from_numpy(mask), float("-inf")).amax(-1))
         all_obs.append(obs)
@@ -476,6 +475,7 @@ def rollout(
                 for j in range(N):
                     if j != a:  # receiver j computes m_k for k != j from the secrets it sees
                         known = agent.table[a][np.arange(N), env.secrets]
+                        known[:, j] = 0  # not its own: j does not see x_j
                         decoded[:, j] = hat_decode(code, known, a, j, K)
                 onehot = nn.functional.one_hot(torch.from_numpy(decoded), M).float()
                 slots[t] = on[:, None, None] * onehot * not_sender[t][None, :, None]
