@@ -153,12 +153,12 @@ def run_guessing(cfg: GuessingConfig, ctx: RunContext) -> dict[str, float]:
             metrics[f"{method}/{k}"] = v
         metrics[f"{method}/success_auc"] = float(np.mean(curve)) if curve else final["success"]
         if method == "icp_dm":
-            # a table that maps two values to one message loses information for that receiver
-            table = agent.table
-            injective = [
-                len(set(row.tolist())) == cfg.num_values
-                for row in table.reshape(-1, cfg.num_values)
-            ]
+            # rows of the lookup table that are used: senders that act on a signalling turn,
+            # receivers other than the sender; a row mapping two values to one message loses
+            # information for that receiver
+            senders = sorted({spec.active(t) for t in range(spec.signal_turns)})
+            rows = [agent.table[s, j] for s in senders for j in range(spec.num_agents) if j != s]
+            injective = [len(set(r.tolist())) == cfg.num_values for r in rows]
             metrics["icp_dm/table_injective"] = float(np.mean(injective))
     vdn = [metrics[f"{m}/success"] for m in ("vdn_on", "vdn_off") if f"{m}/success" in metrics]
     if vdn:
@@ -227,8 +227,8 @@ GUESSING_METRICS = (
     Metric(
         "icp_dm/table_injective",
         "higher",
-        "fraction of (sender, receiver) rows of ICP-DM's "
-        "lookup table that are injective (no two values share a message)",
+        "fraction of the used (sender, receiver) rows of ICP-DM's lookup table that are "
+        "injective (no two values share a message)",
     ),
 )
 

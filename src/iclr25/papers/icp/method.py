@@ -536,8 +536,8 @@ class TrainSettings:
     """
 
     episodes: int = 30000
-    batch: int = 64
-    lr: float = 1e-3
+    batch: int = 32
+    lr: float = 3e-3
     gamma: float = 0.99
     eps_start: float = 1.0
     eps_end: float = 0.05
