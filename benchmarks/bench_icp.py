@@ -13,7 +13,6 @@ with a fixed torch thread count; the median over repetitions is reported.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -22,8 +21,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from iclr25.core.envinfo import envinfo
-from iclr25.core.results import atomic_write_text
+from iclr25.core.bench import bench_result, print_rows
 from iclr25.core.seeding import torch_seed
 from iclr25.papers.icp import (
     GuessingNumbersBatch,
@@ -130,19 +128,14 @@ def main(argv: list[str] | None = None) -> dict:
                 "episodes_per_s": round(args.train_batch / statistics.median(v), 1),
             }
         )
-    result = {
-        "benchmark": "icp_env_and_training_speed",
-        "reference": "PettingZoo GuessingNumbersEnv stepping the same games one by one",
-        "settings": vars(args),
-        "rows": rows,
-        "env": envinfo(),
-    }
-    if args.out:
-        atomic_write_text(Path(args.out), json.dumps(result, indent=1) + "\n")
-    return result
+    return bench_result(
+        "icp_env_and_training_speed",
+        "PettingZoo GuessingNumbersEnv stepping the same games one by one",
+        vars(args),
+        rows=rows,
+        out=args.out,
+    )
 
 
 if __name__ == "__main__":
-    res = main(sys.argv[1:])
-    for row in res["rows"]:
-        print(row)
+    print_rows(main(sys.argv[1:]))

@@ -114,7 +114,7 @@ def test_td_loss_matches_loop_reference(seed):
     agent = _agent("vdn", seed)
     ro = rollout(agent, GuessingNumbersBatch(5, SPEC), np.random.default_rng(seed), eps=0.5)
     want = td_loss_loops(ro.q_taken, ro.next_max, ro.reward, 0.9)
-    assert float(td_loss(ro, 0.9)) == pytest.approx(want, rel=1e-5)
+    assert td_loss(ro, 0.9).item() == pytest.approx(want, rel=1e-5)
 
 
 def test_icp_rm_receivers_decode_the_broadcast_and_gradients_reach_the_sender(seed):
