@@ -4,11 +4,11 @@ Agents that cannot message each other communicate through *scouting actions* A^s
 every agent observes and that barely change the task state. ICP fixes an injective information
 map φ: M -> A^s shared by all agents; sending message m means executing φ(m), receivers decode
 with φ⁻¹. The agent network is a recurrent Q-learner (VDN: Q_tot = Σ_i Q_i) with two extra
-heads, both relaxed with straight-through Gumbel-Softmax (hard sample in the environment, soft
-sample on the gradient path, as in DIAL):
+choices, both straight-through (hard value in the environment, soft relaxation on the gradient
+path, as in DIAL):
 
 - the gate: send (execute a scouting action) or act (a regular action from the Q-head);
-- the message head: m ∈ M, |M| <= |A^s|.
+- the message head: m ∈ M, |M| <= |A^s|, a straight-through Gumbel-Softmax sample.
 
 Two ways to get the map (the paper's two training algorithms):
 
@@ -22,8 +22,8 @@ Two ways to get the map (the paper's two training algorithms):
   the table.
 
 Public API: `InformationMap`, `hat_encode`, `hat_decode`, `st_gumbel_softmax`, `AgentNet`,
-`ICPAgent`, `lookup_table`, `train_icp_rm`, `train_icp_dm`; the training loop itself is
-`iclr25.papers.icp.train.train`.
+`ICPAgent`, `rollout`, `td_loss`, `fit` (the training loop), `lookup_table`, `train_icp_rm`,
+`train_icp_dm`, `evaluate`.
 """
 
 from __future__ import annotations
@@ -254,7 +254,7 @@ class ICPAgent:
     Args:
         spec: The game sizes.
         mode: One of `MODES`.
-        net: The shared network (from `ICPAgent.build` or a previous stage).
+        net: The shared network (from `ICPAgent.network` or a previous stage).
         info_map: φ, required by "icp_rm" and "icp_dm"; read-only afterwards.
         table: ICP-DM's lookup table (N, N, K), required by "icp_dm".
     """
