@@ -18,7 +18,14 @@ Docs, claims and results: docs/papers/icp.md.
 
 from iclr25.core.experiment import PaperInfo
 from iclr25.papers.icp.baselines import train_dial, train_vdn
-from iclr25.papers.icp.env import GuessingNumbersBatch, GuessingNumbersEnv, GuessingNumbersSpec
+from iclr25.papers.icp.env import (
+    GuessingNumbersBatch,
+    GuessingNumbersEnv,
+    GuessingNumbersSpec,
+    RevealingGoalsBatch,
+    RevealingGoalsEnv,
+    RevealingGoalsSpec,
+)
 from iclr25.papers.icp.method import (
     MODES,
     AgentNet,
@@ -60,6 +67,9 @@ __all__ = [
     "GuessingNumbersSpec",
     "ICPAgent",
     "InformationMap",
+    "RevealingGoalsBatch",
+    "RevealingGoalsEnv",
+    "RevealingGoalsSpec",
     "Rollout",
     "TrainSettings",
     "evaluate",

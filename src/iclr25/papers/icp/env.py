@@ -1,4 +1,6 @@
-"""Guessing Numbers, re-designed after the paper's description (the authors' spec is unpublished).
+"""Guessing Numbers and Revealing Goals, re-designed after the paper's description (the authors'
+specs are unpublished). Revealing Goals: see `RevealingGoalsSpec` (environment only so far; no
+agents or experiment use it yet). The rest of this docstring is Guessing Numbers.
 
 Two implementations of the same rules:
 
@@ -396,6 +398,300 @@ class GuessingNumbersEnv:
             + [-1 if b is None else b for b in pad],
             dtype=np.int64,
         )
+
+    def render(self) -> None:
+        """No rendering."""
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+# ---------------------------------------------------------------- Revealing Goals
+
+GOALS_NAME = "revealing_goals_v0"
+
+# DEVIATION: Revealing Goals is our re-design (N agents on a G x G grid, simultaneous moves,
+# goals visible only to the others, scouting = stay and broadcast); the authors' spec is in
+# their unavailable supplement.
+
+MOVES = np.array([[0, 0], [-1, 0], [1, 0], [0, -1], [0, 1]])
+"""Displacements of actions 0..4: stay, up, down, left, right (clipped at the walls)."""
+
+
+@dataclass(frozen=True)
+class RevealingGoalsSpec:
+    """The sizes of one Revealing Goals game (our re-design after the paper's description).
+
+    Rules: N agents on a G x G grid, simultaneous moves for H steps. Each agent has a goal cell
+    that every other agent sees and it does not. Actions: `0` stay, `1..4` move (up, down,
+    left, right; clipped at the walls), `5..5+S-1` scouting action s (stay in place and
+    broadcast s to all; nothing else changes). Team reward at the end: the fraction of agents
+    standing on their goal. Observation of agent i: its position one-hot (G²), every agent's
+    position one-hot (N G²), every other agent's goal one-hot (N G², own block zero), the step
+    one-hot (H + 1), and what each agent broadcast on the previous step (N (S + 1), "nothing"
+    in the last slot). All actions are always legal while the episode runs.
+
+    Attributes:
+        num_agents: N (>= 2).
+        grid: G (>= 2).
+        horizon: H, steps per episode (>= 1).
+        num_signals: S, scouting actions (>= 1).
+    """
+
+    num_agents: int = 2
+    grid: int = 5
+    horizon: int = 10
+    num_signals: int = 4
+
+    def __post_init__(self) -> None:
+        _check_int("num_agents", self.num_agents, 2)
+        _check_int("grid", self.grid, 2)
+        _check_int("horizon", self.horizon, 1)
+        _check_int("num_signals", self.num_signals, 1)
+
+    @property
+    def num_actions(self) -> int:
+        """5 moves (stay included) + S scouting actions."""
+        return 5 + self.num_signals
+
+    @property
+    def scouting_actions(self) -> np.ndarray:
+        """Indices of the scouting actions A^s."""
+        return np.arange(5, 5 + self.num_signals)
+
+    @property
+    def obs_dim(self) -> int:
+        """Length of an agent's observation vector."""
+        cells, N = self.grid**2, self.num_agents
+        return cells + 2 * N * cells + self.horizon + 1 + N * (self.num_signals + 1)
+
+
+class RevealingGoalsBatch:
+    """B Revealing Goals games stepped together (numpy); see `RevealingGoalsSpec` for the rules.
+
+    Shapes: `reset`/`step` return `obs (B, N, obs_dim)` and `mask (B, N, A)`; `step` takes
+    `actions (B, N)` and also returns `reward (B,)` and `done` (a bool).
+    """
+
+    def __init__(self, num_envs: int, spec: RevealingGoalsSpec | None = None) -> None:
+        self.num_envs = _check_int("num_envs", num_envs, 1)
+        self.spec = spec or RevealingGoalsSpec()
+        self.t = -1
+
+    def reset(
+        self,
+        rng: np.random.Generator | None = None,
+        positions: np.ndarray | None = None,
+        goals: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Start B games; cells come from `rng` unless `positions`/`goals` (B, N, 2) are given."""
+        sp, B, N = self.spec, self.num_envs, self.spec.num_agents
+        cells = []
+        for name, given in (("positions", positions), ("goals", goals)):
+            if given is None:
+                if rng is None:
+                    raise ValueError(f"reset needs rng (a numpy Generator) or {name}, got neither")
+                given = rng.integers(0, sp.grid, size=(B, N, 2))
+            given = np.asarray(given, dtype=np.int64)
+            if given.shape != (B, N, 2) or given.min() < 0 or given.max() >= sp.grid:
+                raise ValueError(
+                    f"{name} must have shape {(B, N, 2)} with cells in 0..{sp.grid - 1}, "
+                    f"got shape {given.shape}"
+                )
+            cells.append(given.copy())
+        self.positions, self.goals = cells
+        self.signals = np.full((B, N), -1, dtype=np.int64)  # last step's broadcasts
+        self.t = 0
+        return self.observe(), self.action_mask()
+
+    def observe(self) -> np.ndarray:
+        """Every agent's observation vector, (B, N, obs_dim)."""
+        sp, B, N, G = self.spec, self.num_envs, self.spec.num_agents, self.spec.grid
+        C = G * G
+        eye = np.eye(C, dtype=np.float32)
+        pos = eye[self.positions[..., 0] * G + self.positions[..., 1]]  # (B, N, C)
+        goal = eye[self.goals[..., 0] * G + self.goals[..., 1]]
+        obs = np.zeros((B, N, sp.obs_dim), dtype=np.float32)
+        obs[:, :, :C] = pos
+        obs[:, :, C : C + N * C] = pos.reshape(B, 1, N * C)
+        own = np.repeat(np.eye(N, dtype=np.float32), C, axis=1)  # (N, N*C)
+        obs[:, :, C + N * C : C + 2 * N * C] = goal.reshape(B, 1, N * C) * (1.0 - own)
+        off = C + 2 * N * C
+        obs[:, :, off + min(self.t, sp.horizon)] = 1.0
+        off += sp.horizon + 1
+        slot = np.where(self.signals >= 0, self.signals, sp.num_signals)  # (B, N)
+        sig = np.eye(sp.num_signals + 1, dtype=np.float32)[slot].reshape(B, 1, -1)
+        obs[:, :, off:] = sig
+        return obs
+
+    def action_mask(self) -> np.ndarray:
+        """Legal actions, (B, N, A): all of them while the episode runs."""
+        sp = self.spec
+        return np.full((self.num_envs, sp.num_agents, sp.num_actions), self.t <= sp.horizon - 1)
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+        """Apply one joint action (B, N)."""
+        sp, B, N = self.spec, self.num_envs, self.spec.num_agents
+        if self.t < 0 or self.t >= sp.horizon:
+            raise RuntimeError("step called before reset or after the episode ended")
+        actions = np.asarray(actions)
+        if actions.shape != (B, N):
+            raise ValueError(
+                f"actions must have shape (num_envs, num_agents) = {(B, N)}, got {actions.shape}"
+            )
+        if not np.issubdtype(actions.dtype, np.integer):
+            raise TypeError(f"actions must be integers, got dtype {actions.dtype}")
+        bad = (actions < 0) | (actions >= sp.num_actions)
+        if bad.any():
+            b, i = np.argwhere(bad)[0]
+            raise ValueError(
+                f"illegal action {int(actions[b, i])} for agent {i} in game {b}; "
+                f"legal: 0..{sp.num_actions - 1}"
+            )
+        move = np.where(actions[..., None] < 5, MOVES[np.minimum(actions, 4)], 0)
+        self.positions = np.clip(self.positions + move, 0, sp.grid - 1)
+        self.signals = np.where(actions >= 5, actions - 5, -1)
+        self.t += 1
+        done = self.t >= sp.horizon
+        reward = np.zeros(B, dtype=np.float32)
+        if done:
+            reward = (self.positions == self.goals).all(-1).mean(1).astype(np.float32)
+        return self.observe(), self.action_mask(), reward, done
+
+
+class RevealingGoalsEnv:
+    """One Revealing Goals game with the PettingZoo Parallel API (`revealing_goals_v0`).
+
+    Agents are `"agent_0" ..`; observations `{"observation": float32 (obs_dim,), "action_mask":
+    int8 (A,)}`; actions `Discrete(5 + S)`. Rules: `RevealingGoalsSpec`. Written plainly, one
+    game at a time; the reference of `RevealingGoalsBatch`. Needs the `marl` extra.
+    """
+
+    metadata: ClassVar[dict] = {
+        "name": GOALS_NAME,
+        "render_modes": [],
+        "is_parallelizable": True,
+    }
+    render_mode = None
+
+    def __init__(self, spec: RevealingGoalsSpec | None = None) -> None:
+        try:
+            from gymnasium import spaces
+        except ImportError as e:  # pragma: no cover - depends on the install
+            raise ImportError("RevealingGoalsEnv needs gymnasium: pip install iclr25[marl]") from e
+        self.spec = spec or RevealingGoalsSpec()
+        self.possible_agents = [f"agent_{i}" for i in range(self.spec.num_agents)]
+        self.agents: list[str] = []
+        self._obs_space = spaces.Dict(
+            {
+                "observation": spaces.Box(0.0, 1.0, (self.spec.obs_dim,), np.float32),
+                "action_mask": spaces.Box(0, 1, (self.spec.num_actions,), np.int8),
+            }
+        )
+        self._act_space = spaces.Discrete(self.spec.num_actions)
+        self._rng = np.random.default_rng()
+
+    @property
+    def unwrapped(self) -> RevealingGoalsEnv:
+        """The environment itself (no wrappers)."""
+        return self
+
+    def _index(self, agent: str) -> int:
+        if agent not in self.possible_agents:
+            raise ValueError(f"unknown agent {agent!r}; agents are {self.possible_agents}")
+        return self.possible_agents.index(agent)
+
+    def observation_space(self, agent: str):
+        """The observation space of `agent` (the same for all)."""
+        self._index(agent)
+        return self._obs_space
+
+    def action_space(self, agent: str):
+        """The action space of `agent` (the same for all)."""
+        self._index(agent)
+        return self._act_space
+
+    def reset(self, seed: int | None = None, options: dict | None = None):
+        """Start a game; `options={"positions": ..., "goals": ...}` ((N, 2) each) fixes cells."""
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        sp, options = self.spec, options or {}
+        self.positions = [list(map(int, c)) for c in options.get("positions", [])] or [
+            [int(v) for v in self._rng.integers(0, sp.grid, size=2)] for _ in range(sp.num_agents)
+        ]
+        self.goals = [list(map(int, c)) for c in options.get("goals", [])] or [
+            [int(v) for v in self._rng.integers(0, sp.grid, size=2)] for _ in range(sp.num_agents)
+        ]
+        self.broadcasts: list[int | None] = [None] * sp.num_agents
+        self.t = 0
+        self.agents = list(self.possible_agents)
+        return self._observations(), {a: {} for a in self.agents}
+
+    def _observations(self) -> dict:
+        sp, N, G = self.spec, self.spec.num_agents, self.spec.grid
+        C = G * G
+        out = {}
+        for i, agent in enumerate(self.possible_agents):
+            o = np.zeros(sp.obs_dim, dtype=np.float32)
+            r, c = self.positions[i]
+            o[r * G + c] = 1.0
+            for j in range(N):
+                r, c = self.positions[j]
+                o[C + j * C + r * G + c] = 1.0
+                if j != i:
+                    r, c = self.goals[j]
+                    o[C + N * C + j * C + r * G + c] = 1.0
+            o[C + 2 * N * C + min(self.t, sp.horizon)] = 1.0
+            off = C + 2 * N * C + sp.horizon + 1
+            for j, b in enumerate(self.broadcasts):
+                o[off + j * (sp.num_signals + 1) + (sp.num_signals if b is None else b)] = 1.0
+            mask = np.full(sp.num_actions, int(self.t < sp.horizon), dtype=np.int8)
+            out[agent] = {"observation": o, "action_mask": mask}
+        return out
+
+    def step(self, actions: dict):
+        """Apply one joint action `{agent: int}` (every live agent must act)."""
+        sp = self.spec
+        if not self.agents:
+            raise RuntimeError("step called before reset or after the episode ended")
+        for agent in actions:
+            self._index(agent)
+        missing = [a for a in self.agents if a not in actions]
+        if missing:
+            raise ValueError(f"actions missing for agents {missing}")
+        acts = [int(actions[a]) for a in self.possible_agents]
+        for agent, a in zip(self.possible_agents, acts):
+            if not 0 <= a < sp.num_actions:
+                raise ValueError(
+                    f"illegal action {a} for agent {agent}; legal: 0..{sp.num_actions - 1}"
+                )
+        for i, a in enumerate(acts):
+            if a < 5:
+                dr, dc = MOVES[a]
+                r, c = self.positions[i]
+                self.positions[i] = [
+                    min(max(r + dr, 0), sp.grid - 1),
+                    min(max(c + dc, 0), sp.grid - 1),
+                ]
+                self.broadcasts[i] = None
+            else:
+                self.broadcasts[i] = a - 5
+        self.t += 1
+        done = self.t >= sp.horizon
+        on_goal = [p == g for p, g in zip(self.positions, self.goals)]
+        r = sum(on_goal) / sp.num_agents if done else 0.0
+        obs = self._observations()
+        agents = list(self.agents)
+        out = (
+            obs,
+            {a: float(r) for a in agents},
+            {a: done for a in agents},
+            {a: False for a in agents},
+            {a: {} for a in agents},
+        )
+        if done:
+            self.agents = []
+        return out
 
     def render(self) -> None:
         """No rendering."""
