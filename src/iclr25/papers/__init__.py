@@ -20,6 +20,11 @@ class PaperEntry(NamedTuple):
 
 
 PAPERS: dict[str, PaperEntry] = {
+    "icp": PaperEntry(
+        title="Implicit Channel Protocol: communicating through scouting actions (Wang et al.)",
+        experiments=("guessing_numbers",),
+        extras=("marl",),
+    ),
     "mgda": PaperEntry(
         title="MGDA under generalized l-smoothness (Zhang, Xiao, Ji, Zou)",
         experiments=("toy", "lstm_mtl"),

@@ -1,0 +1,149 @@
+"""Environment steps per second (vectorised batch against the single-game PettingZoo env) and
+training updates per second of every method on Guessing Numbers.
+
+Rows: `what`, `method`, `games` (stepped together / per update), `rate` (per second),
+`reference_rate` and `ratio` (the speed-up over the reference).
+
+The issue's performance targets: environment steps per second of the vectorised batch version
+(its reference is the plain PettingZoo version stepping the same number of games one by one),
+and training steps per second. Both are timed interleaved (one repetition of each in turn),
+with a fixed torch thread count; the median over repetitions is reported.
+
+    iclr25 bench icp                  # or: python benchmarks/bench_icp.py
+    iclr25 bench icp --batches 64,256,1024 --reps 7 --threads 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from iclr25.core.bench import bench_result, print_rows
+from iclr25.core.seeding import torch_seed
+from iclr25.papers.icp import (
+    GuessingNumbersBatch,
+    GuessingNumbersEnv,
+    GuessingNumbersSpec,
+    ICPAgent,
+    InformationMap,
+    TrainSettings,
+    fit,
+)
+
+OUT = Path(__file__).resolve().parent / "results" / "icp.json"
+
+
+def _legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    return np.where(mask, rng.random(mask.shape), -1.0).argmax(-1)
+
+
+def batch_episodes(env: GuessingNumbersBatch, rng: np.random.Generator) -> int:
+    """Play one batch of episodes with random legal actions; returns agent-steps taken."""
+    _, mask = env.reset(rng)
+    done, steps = False, 0
+    while not done:
+        _, mask, _, done = env.step(_legal(mask, rng))
+        steps += env.num_envs
+    return steps
+
+
+def single_episodes(env: GuessingNumbersEnv, games: int, rng: np.random.Generator) -> int:
+    """The same number of games, one PettingZoo env stepped game by game."""
+    steps = 0
+    for _ in range(games):
+        obs, _ = env.reset(seed=int(rng.integers(1 << 31)))
+        while env.agents:
+            acts = {a: int(_legal(o["action_mask"].astype(bool), rng)) for a, o in obs.items()}
+            obs, *_ = env.step(acts)
+            steps += 1
+    return steps
+
+
+def main(argv: list[str] | None = None) -> dict:
+    p = argparse.ArgumentParser(prog="bench_icp", description=__doc__.split("\n\n")[0])
+    p.add_argument("--batches", default="64,256,1024", help="games stepped together")
+    p.add_argument("--reps", type=int, default=7, help="timed repetitions (median)")
+    p.add_argument("--updates", type=int, default=20, help="training updates per repetition")
+    p.add_argument("--train-batch", type=int, default=32)
+    p.add_argument("--threads", type=int, default=1, help="torch threads (set explicitly)")
+    p.add_argument("--out", default=str(OUT), help="JSON file to write ('' for none)")
+    p.add_argument("--smoke", action="store_true", help="tiniest size (for the test suite)")
+    args = p.parse_args(argv)
+    if args.smoke:
+        args.batches, args.reps, args.updates = "16", 1, 2
+    torch.set_num_threads(args.threads)
+    spec = GuessingNumbersSpec()
+    rows = []
+    for B in (int(x) for x in args.batches.split(",")):
+        times: dict[str, list[float]] = {"batch": [], "pettingzoo": []}
+        batch_env, single_env = GuessingNumbersBatch(B, spec), GuessingNumbersEnv(spec)
+        for r in range(-1, args.reps):  # interleaved; r = -1: untimed warm-up
+            rng = np.random.default_rng(r + 1)
+            t0 = time.perf_counter()
+            n_batch = batch_episodes(batch_env, rng)
+            t1 = time.perf_counter()
+            n_single = single_episodes(single_env, B, rng)
+            t2 = time.perf_counter()
+            if r >= 0:
+                times["batch"].append((t1 - t0) / n_batch)
+                times["pettingzoo"].append((t2 - t1) / n_single)
+        per_step = {k: statistics.median(v) for k, v in times.items()}
+        rows.append(
+            {
+                "what": "env_steps_per_s",
+                "method": "batch",
+                "games": B,
+                "rate": round(1 / per_step["batch"], 1),
+                "reference_rate": round(1 / per_step["pettingzoo"], 1),
+                "ratio": round(per_step["pettingzoo"] / per_step["batch"], 2),
+            }
+        )
+    settings = TrainSettings(episodes=args.updates * args.train_batch, batch=args.train_batch)
+    agents = {}
+    N, K = spec.num_agents, spec.num_values
+    table = np.broadcast_to(np.arange(K), (N, N, K))  # identity per-receiver messages
+    for mode in ("vdn", "explicit", "icp_rm", "icp_dm"):
+        with torch_seed(0):
+            net = ICPAgent.network(spec, mode)
+        phi = InformationMap(spec.scouting_actions) if mode.startswith("icp") else None
+        agents[mode] = ICPAgent(spec, mode, net, phi, table if mode == "icp_dm" else None)
+    agents["vdn_off"] = agents["vdn"]
+    times = {m: [] for m in agents}
+    for r in range(-1, args.reps):  # r = -1: untimed warm-up
+        for m, agent in agents.items():
+            rng, gen = np.random.default_rng(r + 1), torch.Generator().manual_seed(r + 1)
+            t0 = time.perf_counter()
+            fit(agent, settings, rng, gen, replay=5000 if m == "vdn_off" else 0)  # mutates agent
+            if r >= 0:
+                times[m].append((time.perf_counter() - t0) / args.updates)
+    ref = statistics.median(times["vdn"])
+    for m, v in times.items():
+        rows.append(
+            {
+                "what": "train_updates_per_s",
+                "method": {"vdn": "vdn_on", "explicit": "dial"}.get(m, m),
+                "games": args.train_batch,
+                "rate": round(1 / statistics.median(v), 2),
+                "reference_rate": round(1 / ref, 2),
+                "ratio": round(ref / statistics.median(v), 3),
+            }
+        )
+    return bench_result(
+        "icp_env_and_training_speed",
+        "env steps: the PettingZoo GuessingNumbersEnv stepping the same games one by one "
+        "(ratio = speed-up of the batch version); training: VDN on-policy (ratio = its time per "
+        "update over the method's)",
+        vars(args),
+        rows=rows,
+        out=args.out,
+    )
+
+
+if __name__ == "__main__":
+    print_rows(main(sys.argv[1:]))

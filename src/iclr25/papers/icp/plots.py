@@ -1,0 +1,40 @@
+"""Figures of the ICP experiments, drawn from stored results only."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from iclr25.core.plotting import curve_band, figure_path, pyplot, save
+
+LABELS = {
+    "vdn_on": "VDN on-policy",
+    "vdn_off": "VDN off-policy",
+    "dial": "DIAL, explicit channel (cheating)",
+    "icp_rm": "ICP-RM",
+    "icp_dm": "ICP-DM",
+}
+
+
+def guessing_figures(results: Sequence[Any], out_dir: Path) -> list[Path]:
+    """Greedy success against training episodes, mean and band over seeds."""
+    if not results:
+        return []
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    for method, label in LABELS.items():
+        steps, mean, band = curve_band(results, f"{method}/success")
+        if steps.size:
+            ax.plot(steps, mean, marker="o", ms=3, label=label)
+            ax.fill_between(steps, band[0], band[1], alpha=0.2)
+    ax.axhline(1.0 / 4, color="k", lw=0.6, ls=":", label="chance (K=4)")
+    ax.set_xlabel("training episodes")
+    ax.set_ylabel("greedy success rate")
+    ax.set_ylim(0, 1.05)
+    ax.set_title("Guessing Numbers (N=3, K=4, 2 signalling turns)")
+    ax.legend(fontsize=7)
+    return [save(fig, figure_path(out_dir, "icp.guessing_numbers", "success"))]
+
+
+__all__ = ["guessing_figures"]

@@ -1,0 +1,68 @@
+"""Reproduction tiers: the quick preset asserts every claim (part of `make test`); the full
+preset (the committed results) runs only with --run-slow."""
+
+import pytest
+
+from iclr25.core.config import ConfigError
+from iclr25.core.runner import run_experiment
+from iclr25.core.testing import assert_reproduced
+
+RM_REASON = (
+    "Inconclusive at laptop scale: ICP-RM stays close to VDN (quick: 0.32 vs 0.26 success). One "
+    "broadcast per signalling turn must serve two receivers, which needs the hat code; DIAL "
+    "through a random fixed map did not find it, nor reliably a one-receiver code, within 10k-30k "
+    "episodes (in a 2-agent pilot ICP-RM also learned slower than the explicit channel)."
+)
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    out = tmp_path_factory.mktemp("icp_quick")
+    rep = run_experiment("icp.guessing_numbers", preset="quick", out=out, jobs=1, threads=1)
+    assert not rep.failed, rep.failed[0].error
+    return rep.verdicts()
+
+
+@pytest.mark.quick
+@pytest.mark.xdist_group("icp_quick")
+def test_quick_dm_beats_vdn(quick):
+    assert_reproduced(quick, ["dm_beats_vdn"])
+
+
+@pytest.mark.quick
+@pytest.mark.xdist_group("icp_quick")
+@pytest.mark.xfail(strict=True, reason=RM_REASON)
+def test_quick_rm_beats_vdn(quick):
+    assert_reproduced(quick, ["rm_beats_vdn"])
+
+
+@pytest.mark.quick
+@pytest.mark.xdist_group("icp_quick")
+def test_quick_dm_near_explicit_bound(quick):
+    assert_reproduced(quick, ["dm_near_explicit_bound"])
+
+
+@pytest.mark.slow
+def test_full_claims(tmp_path_factory):
+    out = tmp_path_factory.mktemp("icp_full")
+    rep = run_experiment("icp.guessing_numbers", preset="full", out=out, jobs=2)
+    # rm_beats_vdn and dm_near_explicit_bound are inconclusive at full (docs/papers/icp.md)
+    assert_reproduced(rep.verdicts(), ["dm_beats_vdn"])
+
+
+@pytest.mark.parametrize(
+    ("override", "needle"),
+    [
+        ("methods=vdn_on,qmix", r"methods=\('vdn_on', 'qmix'\)"),
+        ("num_signals=3", "num_signals=3 .*num_values=4"),
+        ("episodes=16", "episodes=16"),
+        ("stage1_frac=1.0", "stage1_frac=1.0"),
+        ("lr=0", "lr=0"),
+    ],
+)
+def test_bad_config_names_the_value_and_writes_nothing(tmp_path, override, needle):
+    with pytest.raises(ConfigError, match=needle):
+        run_experiment(
+            "icp.guessing_numbers", preset="smoke", overrides=[override], out=tmp_path, jobs=1
+        )
+    assert not any(tmp_path.iterdir())
