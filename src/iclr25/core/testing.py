@@ -1,4 +1,4 @@
-"""Helpers for the project's tests: skip decorators and claim assertions."""
+"""Helpers for the project's tests: skip decorators, preset runs and claim assertions."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import pytest
 
 from iclr25.core.claims import ClaimResult
+from iclr25.core.runner import RunReport, run_experiment
 
 
 def needs(*modules: str):
@@ -29,3 +30,17 @@ def assert_reproduced(verdicts: Sequence[ClaimResult], ids: Sequence[str] | None
         f"difference {v.effect.mean:.4g} [{v.effect.low:.4g}, {v.effect.high:.4g}]"
         for v in bad
     )
+
+
+def run_preset(tmp_path_factory, name: str, preset: str = "quick") -> RunReport:
+    """Run experiment `name` at `preset` (default seeds, one job, one thread) into a fresh
+    temporary folder; fail with the first seed's traceback if any seed failed."""
+    out = tmp_path_factory.mktemp(name.replace(".", "_") + "_" + preset)
+    rep = run_experiment(name, preset=preset, out=out, jobs=1, threads=1)
+    assert not rep.failed, rep.failed[0].error
+    return rep
+
+
+def preset_verdicts(tmp_path_factory, name: str, preset: str = "quick") -> list[ClaimResult]:
+    """The claim verdicts of `run_preset(tmp_path_factory, name, preset)`."""
+    return run_preset(tmp_path_factory, name, preset).verdicts()

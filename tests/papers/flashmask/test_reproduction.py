@@ -4,8 +4,7 @@ presets (the committed results) run only with --run-slow."""
 import numpy as np
 import pytest
 
-from iclr25.core.runner import run_experiment
-from iclr25.core.testing import assert_reproduced
+from iclr25.core.testing import assert_reproduced, run_preset
 
 EXACT_CLAIMS = [
     "exact_fp64",
@@ -28,16 +27,9 @@ BORDERLINE_REASON = (
 )
 
 
-def _run(tmp_path_factory, name, preset):
-    out = tmp_path_factory.mktemp(name.replace(".", "_") + preset)
-    rep = run_experiment(name, preset=preset, out=out, jobs=1, threads=1)
-    assert not rep.failed, rep.failed[0].error
-    return rep
-
-
 @pytest.fixture(scope="module")
 def speed_quick(tmp_path_factory):
-    return _run(tmp_path_factory, "flashmask.speed", "quick")
+    return run_preset(tmp_path_factory, "flashmask.speed", "quick")
 
 
 def _values(rep, key):
@@ -47,7 +39,7 @@ def _values(rep, key):
 @pytest.mark.quick
 def test_exactness_quick_claims(tmp_path_factory):
     assert_reproduced(
-        _run(tmp_path_factory, "flashmask.exactness", "quick").verdicts(), EXACT_CLAIMS
+        run_preset(tmp_path_factory, "flashmask.exactness", "quick").verdicts(), EXACT_CLAIMS
     )
 
 
@@ -85,13 +77,13 @@ def test_speed_quick_no_slower_than_flex(speed_quick):
 @pytest.mark.slow
 def test_exactness_full_claims(tmp_path_factory):
     assert_reproduced(
-        _run(tmp_path_factory, "flashmask.exactness", "full").verdicts(), EXACT_CLAIMS
+        run_preset(tmp_path_factory, "flashmask.exactness", "full").verdicts(), EXACT_CLAIMS
     )
 
 
 @pytest.fixture(scope="module")
 def speed_full(tmp_path_factory):
-    return _run(tmp_path_factory, "flashmask.speed", "full")
+    return run_preset(tmp_path_factory, "flashmask.speed", "full")
 
 
 @pytest.mark.slow

@@ -5,8 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from iclr25.core.runner import run_experiment
-from iclr25.core.testing import assert_reproduced
+from iclr25.core.testing import assert_reproduced, preset_verdicts
 
 NOT_OVERCONFIDENT_QUICK = (
     "Inconclusive at quick scale: with 2000 requests and 20 epochs the tiny guard is barely "
@@ -41,21 +40,14 @@ def test_xfail_reasons_are_the_docs_page_words():
         assert reason in page, reason[:60]
 
 
-def _verdicts(tmp_path_factory, name, preset="quick"):
-    out = tmp_path_factory.mktemp(name.replace(".", "_"))
-    rep = run_experiment(name, preset=preset, out=out, jobs=1, threads=1)
-    assert not rep.failed, rep.failed[0].error
-    return rep.verdicts()
-
-
 @pytest.fixture(scope="module")
 def tiny_quick(tmp_path_factory):
-    return _verdicts(tmp_path_factory, "guard_calibration.tiny_guard")
+    return preset_verdicts(tmp_path_factory, "guard_calibration.tiny_guard")
 
 
 @pytest.fixture(scope="module")
 def synth_quick(tmp_path_factory):
-    return _verdicts(tmp_path_factory, "guard_calibration.synthetic_logits")
+    return preset_verdicts(tmp_path_factory, "guard_calibration.synthetic_logits")
 
 
 @pytest.mark.quick
@@ -100,7 +92,7 @@ def test_synthetic_quick_calibrated_null(synth_quick):
 
 @pytest.mark.slow
 def test_full_claims(tmp_path_factory):
-    synth = _verdicts(tmp_path_factory, "guard_calibration.synthetic_logits", "full")
+    synth = preset_verdicts(tmp_path_factory, "guard_calibration.synthetic_logits", "full")
     assert_reproduced(synth)
-    tiny = _verdicts(tmp_path_factory, "guard_calibration.tiny_guard", "full")
+    tiny = preset_verdicts(tmp_path_factory, "guard_calibration.tiny_guard", "full")
     assert_reproduced(tiny, ["overconfident_id", "shift_worsens_ece"])

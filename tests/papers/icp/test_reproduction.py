@@ -5,7 +5,7 @@ import pytest
 
 from iclr25.core.config import ConfigError
 from iclr25.core.runner import run_experiment
-from iclr25.core.testing import assert_reproduced
+from iclr25.core.testing import assert_reproduced, preset_verdicts
 
 RM_REASON = (
     "Inconclusive at laptop scale: ICP-RM stays close to VDN (quick: 0.32 vs 0.26 success). One "
@@ -17,10 +17,7 @@ RM_REASON = (
 
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
-    out = tmp_path_factory.mktemp("icp_quick")
-    rep = run_experiment("icp.guessing_numbers", preset="quick", out=out, jobs=1, threads=1)
-    assert not rep.failed, rep.failed[0].error
-    return rep.verdicts()
+    return preset_verdicts(tmp_path_factory, "icp.guessing_numbers", "quick")
 
 
 @pytest.mark.quick

@@ -5,7 +5,7 @@ anything is written."""
 import pytest
 
 from iclr25.core.runner import run_experiment
-from iclr25.core.testing import assert_reproduced, needs
+from iclr25.core.testing import assert_reproduced, needs, preset_verdicts
 
 pytestmark = needs("pynauty", "highspy")
 
@@ -68,13 +68,6 @@ CLAIMS = {
 }
 
 
-def _verdicts(tmp_path_factory, name, preset):
-    out = tmp_path_factory.mktemp(name.replace(".", "_") + preset)
-    rep = run_experiment(name, preset=preset, out=out, jobs=1, threads=1)
-    assert not rep.failed, rep.failed[0].error
-    return rep.verdicts()
-
-
 def _params(preset, xfail):
     for exp, ids in CLAIMS.items():
         for claim in ids:
@@ -85,24 +78,24 @@ def _params(preset, xfail):
 
 
 @pytest.fixture(scope="module")
-def quick_verdicts(tmp_path_factory):
+def quickpreset_verdicts(tmp_path_factory):
     cache: dict[str, object] = {}
 
     def get(exp):
         if exp not in cache:
-            cache[exp] = _verdicts(tmp_path_factory, f"ilp_orbit.{exp}", "quick")
+            cache[exp] = preset_verdicts(tmp_path_factory, f"ilp_orbit.{exp}", "quick")
         return cache[exp]
 
     return get
 
 
 @pytest.fixture(scope="module")
-def full_verdicts(tmp_path_factory):
+def fullpreset_verdicts(tmp_path_factory):
     cache: dict[str, object] = {}
 
     def get(exp):
         if exp not in cache:
-            cache[exp] = _verdicts(tmp_path_factory, f"ilp_orbit.{exp}", "full")
+            cache[exp] = preset_verdicts(tmp_path_factory, f"ilp_orbit.{exp}", "full")
         return cache[exp]
 
     return get

@@ -5,7 +5,7 @@ import pytest
 
 from iclr25.core.config import ConfigError
 from iclr25.core.runner import run_experiment
-from iclr25.core.testing import assert_reproduced
+from iclr25.core.testing import assert_reproduced, preset_verdicts
 from iclr25.papers.lsa_scaling.experiment import CLOSED_FORM_CLAIMS, ODE_CLAIMS, SGD_CLAIMS
 
 CLAIMS = {
@@ -15,23 +15,16 @@ CLAIMS = {
 }
 
 
-def _verdicts(tmp_path_factory, name, preset):
-    out = tmp_path_factory.mktemp(name.replace(".", "_") + preset)
-    rep = run_experiment(name, preset=preset, out=out, jobs=1, threads=1)
-    assert not rep.failed, rep.failed[0].error
-    return rep.verdicts()
-
-
 @pytest.mark.quick
 @pytest.mark.parametrize("name", list(CLAIMS))
 def test_quick_claims(tmp_path_factory, name):
-    assert_reproduced(_verdicts(tmp_path_factory, name, "quick"), CLAIMS[name])
+    assert_reproduced(preset_verdicts(tmp_path_factory, name, "quick"), CLAIMS[name])
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(CLAIMS))
 def test_full_claims(tmp_path_factory, name):
-    assert_reproduced(_verdicts(tmp_path_factory, name, "full"), CLAIMS[name])
+    assert_reproduced(preset_verdicts(tmp_path_factory, name, "full"), CLAIMS[name])
 
 
 @pytest.mark.parametrize(

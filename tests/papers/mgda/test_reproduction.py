@@ -3,8 +3,7 @@ presets (the committed results) run only with --run-slow."""
 
 import pytest
 
-from iclr25.core.runner import run_experiment
-from iclr25.core.testing import assert_reproduced
+from iclr25.core.testing import assert_reproduced, preset_verdicts
 
 TOY_CLAIMS = [
     "constant_step_converges",
@@ -20,21 +19,14 @@ FA_EQUIVALENCE_REASON = (
 )
 
 
-def _verdicts(tmp_path_factory, name, preset):
-    out = tmp_path_factory.mktemp(name.replace(".", "_") + preset)
-    rep = run_experiment(name, preset=preset, out=out, jobs=1, threads=1)
-    assert not rep.failed, rep.failed[0].error
-    return rep.verdicts()
-
-
 @pytest.fixture(scope="module")
 def lstm_quick(tmp_path_factory):
-    return _verdicts(tmp_path_factory, "mgda.lstm_mtl", "quick")
+    return preset_verdicts(tmp_path_factory, "mgda.lstm_mtl", "quick")
 
 
 @pytest.mark.quick
 def test_toy_quick_claims(tmp_path_factory):
-    assert_reproduced(_verdicts(tmp_path_factory, "mgda.toy", "quick"), TOY_CLAIMS)
+    assert_reproduced(preset_verdicts(tmp_path_factory, "mgda.toy", "quick"), TOY_CLAIMS)
 
 
 @pytest.mark.quick
@@ -52,15 +44,17 @@ def test_lstm_quick_fa_matches_mgda_delta_m(lstm_quick):
 
 @pytest.mark.slow
 def test_toy_full_claims(tmp_path_factory):
-    assert_reproduced(_verdicts(tmp_path_factory, "mgda.toy", "full"), TOY_CLAIMS)
+    assert_reproduced(preset_verdicts(tmp_path_factory, "mgda.toy", "full"), TOY_CLAIMS)
 
 
 @pytest.mark.slow
 def test_lstm_full_fa_is_faster(tmp_path_factory):
-    assert_reproduced(_verdicts(tmp_path_factory, "mgda.lstm_mtl", "full"), ["fa_step_time"])
+    assert_reproduced(preset_verdicts(tmp_path_factory, "mgda.lstm_mtl", "full"), ["fa_step_time"])
 
 
 @pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason=FA_EQUIVALENCE_REASON)
 def test_lstm_full_fa_matches_mgda_delta_m(tmp_path_factory):
-    assert_reproduced(_verdicts(tmp_path_factory, "mgda.lstm_mtl", "full"), ["fa_same_delta_m"])
+    assert_reproduced(
+        preset_verdicts(tmp_path_factory, "mgda.lstm_mtl", "full"), ["fa_same_delta_m"]
+    )

@@ -4,8 +4,7 @@ the reason published on docs/papers/nrgboost.md."""
 
 import pytest
 
-from iclr25.core.runner import run_experiment
-from iclr25.core.testing import assert_reproduced
+from iclr25.core.testing import assert_reproduced, preset_verdicts
 from iclr25.papers.nrgboost.experiment import EXPERIMENTS
 
 QUICK_XFAIL = {
@@ -52,13 +51,6 @@ FULL_XFAIL = {
 }
 
 
-def _verdicts(tmp_path_factory, name, preset):
-    out = tmp_path_factory.mktemp(name.replace(".", "_") + preset)
-    rep = run_experiment(name, preset=preset, out=out, jobs=1, threads=1)
-    assert not rep.failed, rep.failed[0].error
-    return rep.verdicts()
-
-
 def _cases(xfails):
     for exp in EXPERIMENTS:
         for claim in exp.claims:
@@ -77,7 +69,7 @@ _full: dict[str, list] = {}
 @pytest.mark.parametrize("name, claim", list(_cases(QUICK_XFAIL)))
 def test_quick_claim(tmp_path_factory, name, claim):
     if name not in _quick:
-        _quick[name] = _verdicts(tmp_path_factory, name, "quick")
+        _quick[name] = preset_verdicts(tmp_path_factory, name, "quick")
     assert_reproduced(_quick[name], [claim])
 
 
@@ -85,5 +77,5 @@ def test_quick_claim(tmp_path_factory, name, claim):
 @pytest.mark.parametrize("name, claim", list(_cases(FULL_XFAIL)))
 def test_full_claim(tmp_path_factory, name, claim):
     if name not in _full:
-        _full[name] = _verdicts(tmp_path_factory, name, "full")
+        _full[name] = preset_verdicts(tmp_path_factory, name, "full")
     assert_reproduced(_full[name], [claim])

@@ -3,8 +3,7 @@ presets (the committed results) run only with --run-slow."""
 
 import pytest
 
-from iclr25.core.runner import run_experiment
-from iclr25.core.testing import assert_reproduced
+from iclr25.core.testing import assert_reproduced, preset_verdicts
 
 NODE_REASON = (
     "Inconclusive at quick scale (d=3 heat / d=2 HJB, 50 Adam steps): SINGER's and NODE's "
@@ -38,31 +37,24 @@ HJB = [
 ]
 
 
-def _verdicts(tmp_path_factory, name, preset):
-    out = tmp_path_factory.mktemp(name.replace(".", "_") + preset)
-    rep = run_experiment(name, preset=preset, out=out, jobs=1, threads=1)
-    assert not rep.failed, rep.failed[0].error
-    return rep.verdicts()
-
-
 @pytest.fixture(scope="module")
 def heat_quick(tmp_path_factory):
-    return _verdicts(tmp_path_factory, "singer.heat", "quick")
+    return preset_verdicts(tmp_path_factory, "singer.heat", "quick")
 
 
 @pytest.fixture(scope="module")
 def hjb_quick(tmp_path_factory):
-    return _verdicts(tmp_path_factory, "singer.hjb", "quick")
+    return preset_verdicts(tmp_path_factory, "singer.hjb", "quick")
 
 
 @pytest.fixture(scope="module")
-def full_verdicts(tmp_path_factory):
+def fullpreset_verdicts(tmp_path_factory):
     """Full-preset verdicts per experiment, each computed once (slow tier only)."""
     cache = {}
 
     def get(name):
         if name not in cache:
-            cache[name] = _verdicts(tmp_path_factory, name, "full")
+            cache[name] = preset_verdicts(tmp_path_factory, name, "full")
         return cache[name]
 
     return get

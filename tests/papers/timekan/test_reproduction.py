@@ -10,7 +10,7 @@ import pytest
 
 from iclr25.core.config import ConfigError
 from iclr25.core.runner import run_experiment
-from iclr25.core.testing import assert_reproduced, needs
+from iclr25.core.testing import assert_reproduced, needs, preset_verdicts
 
 from .test_data_baselines import write_ett_csv
 
@@ -59,21 +59,14 @@ def test_xfail_reasons_are_the_docs_page_words():
         assert reason in page, reason[:60]
 
 
-def _verdicts(tmp_path_factory, name, preset):
-    out = tmp_path_factory.mktemp(name.replace(".", "_") + preset)
-    rep = run_experiment(name, preset=preset, out=out, jobs=1, threads=1)
-    assert not rep.failed, rep.failed[0].error
-    return rep.verdicts()
-
-
 @pytest.fixture(scope="module")
 def forecast_quick(tmp_path_factory):
-    return _verdicts(tmp_path_factory, "timekan.forecast", "quick")
+    return preset_verdicts(tmp_path_factory, "timekan.forecast", "quick")
 
 
 @pytest.fixture(scope="module")
 def ablation_quick(tmp_path_factory):
-    return _verdicts(tmp_path_factory, "timekan.ablation", "quick")
+    return preset_verdicts(tmp_path_factory, "timekan.ablation", "quick")
 
 
 @pytest.mark.quick
@@ -112,7 +105,7 @@ def test_quick_decomposition_beats_one_level(ablation_quick):
 
 @pytest.fixture(scope="module")
 def forecast_full(tmp_path_factory):
-    return _verdicts(tmp_path_factory, "timekan.forecast", "full")
+    return preset_verdicts(tmp_path_factory, "timekan.forecast", "full")
 
 
 @pytest.mark.slow
@@ -131,7 +124,7 @@ def test_full_beats_dlinear(forecast_full, claim):
 
 @pytest.fixture(scope="module")
 def ablation_full(tmp_path_factory):
-    return _verdicts(tmp_path_factory, "timekan.ablation", "full")
+    return preset_verdicts(tmp_path_factory, "timekan.ablation", "full")
 
 
 @pytest.mark.slow
