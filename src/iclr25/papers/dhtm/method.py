@@ -363,39 +363,59 @@ class DHTM:
         return int(action)
 
     def posterior(self, observation: int) -> np.ndarray:
-        """α_t over hidden cells for `observation` given the current context (no learning)."""
-        obs = self._check_obs(observation)
-        mask = np.zeros((self.n_copies, self.n_obs_states, self.cells_per_column))
-        mask[:, obs, :] = 1.0
-        mask = mask.reshape(self.n_copies, -1)
+        """α_t over hidden cells for `observation` given the current context (no learning):
+        the prior restricted to the observed column and normalised per hidden variable; a
+        variable whose prior has no mass there "bursts" (uniform over the column)."""
+        alpha, _ = self._posterior(self._check_obs(observation))
+        return alpha.reshape(-1)
+
+    def _posterior(self, obs: int) -> tuple[np.ndarray, np.ndarray]:
+        """(α of shape (r, K·c), burst mask of shape (r,))."""
+        lo, hi = obs * self.cells_per_column, (obs + 1) * self.cells_per_column
+        alpha = np.zeros((self.n_copies, self.cells_per_var))
         if self._context is None:
             # DEVIATION: the first observation of an episode has no context; we put its
             # posterior on the column's first clone (a fixed start state) rather than uniform
             # over the column, so that every episode starts from the same context cell.
-            # Uniform starts split each context over c random clones (notes do not say).
-            alpha = np.zeros_like(mask)
-            alpha[:, obs * self.cells_per_column] = 1.0
-        else:
-            if self._prior is None:
-                self._prior = self._prior_from(self._context)
-            alpha = self._prior.reshape(self.n_copies, -1) * mask
-            empty = alpha.sum(axis=1) == 0
-            alpha[empty] = mask[empty]  # "bursting": uniform over the observed column
-        return (alpha / alpha.sum(axis=1, keepdims=True)).reshape(-1)
+            # Uniform starts split each context over c random clones (the notes do not say).
+            alpha[:, lo] = 1.0
+            return alpha, np.zeros(self.n_copies, bool)
+        if self._prior is None:
+            self._prior = self._prior_from(self._context)
+        alpha[:, lo:hi] = self._prior.reshape(self.n_copies, -1)[:, lo:hi]
+        tot = alpha.sum(axis=1, keepdims=True)
+        burst = tot[:, 0] == 0
+        alpha[burst, lo:hi] = 1.0 / self.cells_per_column
+        alpha[~burst] /= tot[~burst]
+        return alpha, burst
 
     def partial_fit(self, observation: int, action: int = 0) -> DHTM:
         """Observe o_t, learn the transition from the previous step, then take action a_t."""
         obs = self._check_obs(observation)
         act = self._check_action(action)
-        alpha = self.posterior(obs)
-        a2 = alpha.reshape(self.n_copies, -1)
-        cdf = np.cumsum(a2, axis=1)
+        alpha, burst = self._posterior(obs)
+        cdf = np.cumsum(alpha, axis=1)
         u = self.rng.random((self.n_copies, 1))
         local = np.minimum((cdf < u * cdf[:, -1:]).sum(axis=1), self.cells_per_var - 1)
+        if burst.any():
+            # DEVIATION: a bursting variable (no predicted cell in the observed column) learns
+            # on a least-used cell of the column (fewest segments, ties at random; HTM's
+            # winner-cell rule) and its message for the next step is that cell alone. With the
+            # uniform bursting message of the notes, every context that once burst merges with
+            # all contexts already learned on that column, which aliases sequences for good.
+            st = self.segments_
+            used = np.bincount(
+                st.cell[: self.n_used_][st.alive[: self.n_used_]], minlength=self.n_hidden_cells
+            ).reshape(self.n_copies, self.n_obs_states, self.cells_per_column)[:, obs]
+            noise = self.rng.random(used.shape)
+            pick = np.argmin(used + noise, axis=1) + obs * self.cells_per_column
+            local = np.where(burst, pick, local)
+            alpha[burst] = 0.0
+            alpha[burst, local[burst]] = 1.0
         sample = local + np.arange(self.n_copies) * self.cells_per_var
         if self._prev_sample is not None:
             self._learn(self._prev_sample, self._prev_action, sample)
-        self._context = np.concatenate([alpha, self._action_message(act)])
+        self._context = np.concatenate([alpha.reshape(-1), self._action_message(act)])
         self._prev_sample, self._prev_action = sample, act
         self._prior = None
         self.n_steps_ += 1
