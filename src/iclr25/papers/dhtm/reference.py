@@ -90,3 +90,37 @@ def learn_step(model, prev: list[int], prev_action: int, sample: list[int]) -> l
         if seg["log_f"] >= model.log_f_min:
             out.append(seg)
     return out
+
+
+def wkv_explicit(k: np.ndarray, v: np.ndarray, decay: np.ndarray, bonus: np.ndarray) -> np.ndarray:
+    """RWKV-4's WKV by its defining sum, per channel: for step t,
+    (Σ_{i<t} e^{-(t-1-i)w + k_i} v_i + e^{u + k_t} v_t) / (Σ_{i<t} e^{-(t-1-i)w + k_i} + e^{u + k_t})
+    with w = exp(decay), u = bonus. Shapes: k, v (T, d) -> (T, d)."""
+    w = np.exp(decay)
+    out = np.zeros_like(k)
+    for t in range(k.shape[0]):
+        num = np.exp(bonus + k[t]) * v[t]
+        den = np.exp(bonus + k[t])
+        for i in range(t):
+            e = np.exp(-(t - 1 - i) * w + k[i])
+            num = num + e * v[i]
+            den = den + e
+        out[t] = num / den
+    return out
+
+
+def hmm_predictive(trans: np.ndarray, init: np.ndarray, state_obs: np.ndarray, obs: list[int]):
+    """p(o_{t+1} | o_{<=t}) of an HMM with deterministic emission, by summing over all hidden
+    paths consistent with `obs` (exponential; tiny models only)."""
+    import itertools
+
+    n_obs = int(state_obs.max()) + 1
+    states = [np.flatnonzero(state_obs == o) for o in obs]
+    joint = np.zeros(n_obs)
+    for path in itertools.product(*states):
+        p = init[path[0]]
+        for a, b in zip(path, path[1:]):
+            p *= trans[a, b]
+        for nxt in range(len(init)):
+            joint[state_obs[nxt]] += p * trans[path[-1], nxt]
+    return joint / joint.sum()
