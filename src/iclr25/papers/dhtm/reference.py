@@ -93,9 +93,9 @@ def learn_step(model, prev: list[int], prev_action: int, sample: list[int]) -> l
 
 
 def wkv_explicit(k: np.ndarray, v: np.ndarray, decay: np.ndarray, bonus: np.ndarray) -> np.ndarray:
-    """RWKV-4's WKV by its defining sum, per channel: for step t,
-    (Σ_{i<t} e^{-(t-1-i)w + k_i} v_i + e^{u + k_t} v_t) / (Σ_{i<t} e^{-(t-1-i)w + k_i} + e^{u + k_t})
-    with w = exp(decay), u = bonus. Shapes: k, v (T, d) -> (T, d)."""
+    """RWKV-4's WKV by its defining sum, per channel: at step t, with e_i = e^{-(t-1-i)w + k_i},
+    (Σ_{i<t} e_i v_i + e^{u + k_t} v_t) / (Σ_{i<t} e_i + e^{u + k_t}),
+    w = exp(decay), u = bonus. Shapes: k, v (T, d) -> (T, d)."""
     w = np.exp(decay)
     out = np.zeros_like(k)
     for t in range(k.shape[0]):
@@ -119,7 +119,7 @@ def hmm_predictive(trans: np.ndarray, init: np.ndarray, state_obs: np.ndarray, o
     joint = np.zeros(n_obs)
     for path in itertools.product(*states):
         p = init[path[0]]
-        for a, b in zip(path, path[1:]):
+        for a, b in itertools.pairwise(path):
             p *= trans[a, b]
         for nxt in range(len(init)):
             joint[state_obs[nxt]] += p * trans[path[-1], nxt]
