@@ -214,10 +214,10 @@ class DHTM:
 
     def reset(self) -> DHTM:
         """Start a new episode: forget the context (the memory, not what was learned)."""
-        self._context: np.ndarray | None = None  # messages over all cells for the next step
-        self._prev_sample: np.ndarray | None = None  # sampled cells C_{t-1}, (r,)
-        self._prev_action: int | None = None
-        self._prior: np.ndarray | None = None  # cache of the prior for the next step
+        self._alpha: np.ndarray | None = None  # posterior over hidden cells at t, (r, K·c)
+        self._action: int | None = None  # action taken after o_t (None: not yet chosen)
+        self._prev_sample: np.ndarray | None = None  # sampled cells C_t, (r,)
+        self._priors: dict[int | None, np.ndarray] = {}  # cache: action -> prior for t+1
         return self
 
     @property
@@ -282,17 +282,28 @@ class DHTM:
         m[action] = 1.0
         return m
 
-    def predict_next(self) -> np.ndarray:
-        """p(o_{t+1} = k | o_{<=t}, a_t), shape (K,). All zeros when no segment is active
-        (the model is inhibited by default); the sum is a multiple of 1/r otherwise."""
-        if self._context is None:
+    def _need_context(self, what: str) -> None:
+        if self._alpha is None:
             raise UsageError(
-                "predict_next() needs a context: call partial_fit(observation, action) first "
-                "(after reset() there is none)"
+                f"{what} needs a context: call partial_fit(observation, action) (or observe) "
+                "first; after reset() there is none"
             )
-        if self._prior is None:
-            self._prior = self._prior_from(self._context)
-        return self._column_probs(self._prior)
+
+    def _prior_for(self, action: int | None) -> np.ndarray:
+        """The prior over hidden cells at t+1 given α_t and `action` (None: uniform)."""
+        if action not in self._priors:
+            msg = np.concatenate([self._alpha.reshape(-1), self._action_message(action)])
+            self._priors[action] = self._prior_from(msg)
+        return self._priors[action]
+
+    def predict_next(self, action: int | None = None) -> np.ndarray:
+        """p(o_{t+1} = k | o_{<=t}, a_t), shape (K,), with a_t the action passed to
+        `partial_fit`/`act` (or `action` if given; uniform if none is known). All zeros when no
+        segment is active (the model is inhibited by default); otherwise the sum is a multiple
+        of 1/r (the copies that predict something)."""
+        self._need_context("predict_next()")
+        a = self._action if action is None else self._check_action(action)
+        return self._column_probs(self._prior_for(a))
 
     def successor_features(
         self,
@@ -301,32 +312,27 @@ class DHTM:
         *,
         action: int | None = None,
         min_kl: float = 0.0,
+        stop_obs: int | None = None,
+        stop_prob: float = 0.05,
     ) -> np.ndarray:
         """SF = Σ_{k=0}^{horizon-1} γ^k p̂(o_{t+k+1}), shape (K,).
 
         The prediction step is repeated with the hidden prior as the next message and no
-        observation; the first step uses the last action (or `action` if given), later steps a
-        uniform action message (the paper's uniform policy inside rollouts). The rollout stops
-        when no cell is predicted, or when the mean KL of the column predictions to uniform
-        falls below `min_kl` (the paper uses 0.1 in the agent; 0 disables it).
+        observation; the first step uses a_t (or `action` if given), later steps a uniform
+        action message (the paper's uniform policy inside rollouts). The rollout stops when no
+        cell is predicted, when the mean KL of the column prediction to uniform falls below
+        `min_kl` (the paper's agent uses 0.1; 0 disables it), or when the predicted
+        probability of `stop_obs` (the goal) exceeds `stop_prob`.
         """
-        if self._context is None:
-            raise UsageError(
-                "successor_features() needs a context: call partial_fit(observation, action) first"
-            )
+        self._need_context("successor_features()")
         if not 0 <= gamma <= 1:
             raise ValueError(f"gamma={gamma!r} is not allowed: must be in [0, 1]")
         _check_int("horizon", horizon, 1)
-        messages = self._context
-        if action is not None:
-            self._check_action(action)
-            messages = np.concatenate(
-                [messages[: self.n_hidden_cells], self._action_message(action)]
-            )
+        a = self._action if action is None else self._check_action(action)
+        prior = self._prior_for(a)
         uniform_action = self._action_message(None)
         sf = np.zeros(self.n_obs_states)
         for k in range(horizon):
-            prior = self._prior_from(messages)
             if not prior.any():
                 break
             p = self._column_probs(prior)
@@ -336,7 +342,10 @@ class DHTM:
                 kl = float(np.sum(np.where(q > 0, q * np.log(q * self.n_obs_states), 0.0)))
                 if kl < min_kl:
                     break
-            messages = np.concatenate([prior, uniform_action])
+            if stop_obs is not None and p[stop_obs] > stop_prob:
+                break
+            if k + 1 < horizon:
+                prior = self._prior_from(np.concatenate([prior, uniform_action]))
         return sf
 
     # ------------------------------------------------------------------ learning
@@ -373,16 +382,15 @@ class DHTM:
         """(α of shape (r, K·c), burst mask of shape (r,))."""
         lo, hi = obs * self.cells_per_column, (obs + 1) * self.cells_per_column
         alpha = np.zeros((self.n_copies, self.cells_per_var))
-        if self._context is None:
+        if self._alpha is None:
             # DEVIATION: the first observation of an episode has no context; we put its
             # posterior on the column's first clone (a fixed start state) rather than uniform
             # over the column, so that every episode starts from the same context cell.
             # Uniform starts split each context over c random clones (the notes do not say).
             alpha[:, lo] = 1.0
             return alpha, np.zeros(self.n_copies, bool)
-        if self._prior is None:
-            self._prior = self._prior_from(self._context)
-        alpha[:, lo:hi] = self._prior.reshape(self.n_copies, -1)[:, lo:hi]
+        prior = self._prior_for(self._action)
+        alpha[:, lo:hi] = prior.reshape(self.n_copies, -1)[:, lo:hi]
         tot = alpha.sum(axis=1, keepdims=True)
         burst = tot[:, 0] == 0
         alpha[burst, lo:hi] = 1.0 / self.cells_per_column
@@ -390,9 +398,31 @@ class DHTM:
         return alpha, burst
 
     def partial_fit(self, observation: int, action: int = 0) -> DHTM:
-        """Observe o_t, learn the transition from the previous step, then take action a_t."""
+        """Observe o_t (learning the transition from the previous step), then take action a_t.
+        The same as `observe(observation)` followed by `act(action)`."""
+        self._check_obs(observation)
+        self._check_action(action)
+        return self.observe(observation).act(action)
+
+    def act(self, action: int) -> DHTM:
+        """Record a_t, the action taken after the last observation (agents choose it after
+        `observe`, e.g. from `successor_features(action=a)` for every a)."""
+        self._need_context("act()")
+        self._action = self._check_action(action)
+        self._priors = {}
+        return self
+
+    def observe(self, observation: int) -> DHTM:
+        """Observe o_t: posterior α_t, sampled cells C_t, and the local learning step from
+        (C_{t-1}, a_{t-1}) to C_t."""
         obs = self._check_obs(observation)
-        act = self._check_action(action)
+        if self._alpha is not None and self._action is None:
+            if self.n_actions > 1:
+                raise UsageError(
+                    "observe() twice without act(action) in between: the transition's action "
+                    f"is unknown (n_actions={self.n_actions})"
+                )
+            self._action = 0
         alpha, burst = self._posterior(obs)
         cdf = np.cumsum(alpha, axis=1)
         u = self.rng.random((self.n_copies, 1))
@@ -414,10 +444,10 @@ class DHTM:
             alpha[burst, local[burst]] = 1.0
         sample = local + np.arange(self.n_copies) * self.cells_per_var
         if self._prev_sample is not None:
-            self._learn(self._prev_sample, self._prev_action, sample)
-        self._context = np.concatenate([alpha.reshape(-1), self._action_message(act)])
-        self._prev_sample, self._prev_action = sample, act
-        self._prior = None
+            self._learn(self._prev_sample, self._action, sample)
+        self._alpha = alpha
+        self._prev_sample, self._action = sample, None
+        self._priors = {}
         self.n_steps_ += 1
         return self
 
