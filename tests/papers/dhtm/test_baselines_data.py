@@ -57,7 +57,7 @@ def test_clone_hmm_filter_matches_path_sum(seed):
     obs = [0, 2, 1, 1]
     for o in obs:
         m.partial_fit(o)
-    expected = reference.hmm_predictive(m.trans_, m.init_, m.state_obs, obs)
+    expected = reference.hmm_predictive(m.trans_[0], m.init_, m.state_obs, obs)
     np.testing.assert_allclose(m.predict_next(), expected, atol=1e-12)
 
 
@@ -73,7 +73,7 @@ def test_clone_hmm_em_increases_likelihood(seed):
             for o in e[1:]:
                 total += np.log(m.predict_next()[o])
                 m.partial_fit(o)
-        m._episode = []
+        m._episode, m._actions = [], []
         return total
 
     values = [loglik()]

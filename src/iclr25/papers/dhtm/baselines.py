@@ -26,15 +26,23 @@ from iclr25.core.seeding import torch_seed
 
 
 class _Base:
-    """Input checks and the episode buffer shared by the baselines."""
+    """Input checks, the observe/act protocol and the episode buffer shared by the baselines.
 
-    def __init__(self, n_obs_states: int, end_state: int | None) -> None:
-        if n_obs_states < 2:
-            raise ValueError(f"n_obs_states={n_obs_states!r} is not allowed: must be >= 2")
+    `observe(o)` then `act(a)` per step (`partial_fit(o, a)` does both); `reset()` closes the
+    episode, stored in `episodes_` (observations) and `actions_` (actions after each)."""
+
+    def __init__(self, n_obs_states: int, end_state: int | None, n_actions: int = 1) -> None:
+        if isinstance(n_obs_states, bool) or not isinstance(n_obs_states, int) or n_obs_states < 2:
+            raise ValueError(f"n_obs_states={n_obs_states!r} is not allowed: must be an int >= 2")
+        if isinstance(n_actions, bool) or not isinstance(n_actions, int) or n_actions < 1:
+            raise ValueError(f"n_actions={n_actions!r} is not allowed: must be an int >= 1")
         self.n_obs_states = n_obs_states
+        self.n_actions = n_actions
         self.end_state = end_state
         self._episode: list[int] = []
+        self._actions: list[int] = []
         self.episodes_: list[list[int]] = []
+        self.actions_: list[list[int]] = []
 
     def _check_obs(self, observation) -> int:
         if isinstance(observation, bool) or not isinstance(observation, int | np.integer):
@@ -48,16 +56,66 @@ class _Base:
             )
         return int(observation)
 
+    def _check_action(self, action) -> int:
+        if isinstance(action, bool) or not isinstance(action, int | np.integer):
+            raise TypeError(
+                f"action={action!r}: must be one int in [0, {self.n_actions}) (not an array)"
+            )
+        if not 0 <= action < self.n_actions:
+            raise ValueError(f"action={action!r} is out of range: must be in [0, {self.n_actions})")
+        return int(action)
+
     def _need_context(self) -> None:
         if not self._episode:
             raise UsageError("predict_next() needs a context: call partial_fit(observation) first")
+
+    def _acted(self) -> bool:
+        return len(self._actions) == len(self._episode)
+
+    def _action_or_pending(self, action: int | None) -> int | None:
+        """`action` if given, else the action taken after the last observation, else None."""
+        if action is not None:
+            return self._check_action(action)
+        return self._actions[-1] if self._episode and self._acted() else None
+
+    def observe(self, observation: int):
+        """Observe o_t (after the action passed to `act`)."""
+        o = self._check_obs(observation)
+        if self._episode and not self._acted():
+            if self.n_actions > 1:
+                raise UsageError("observe() twice without act(action) in between")
+            self._act(0)
+        self._observe(o)
+        self._episode.append(o)
+        return self
+
+    def act(self, action: int):
+        """Record a_t, the action taken after the last observation."""
+        if not self._episode or self._acted():
+            raise UsageError("act() needs a new observation first: call observe(observation)")
+        self._act(self._check_action(action))
+        return self
+
+    def _act(self, a: int) -> None:
+        self._actions.append(a)
+
+    def _observe(self, o: int) -> None:
+        pass
+
+    def partial_fit(self, observation: int, action: int = 0):
+        """`observe(observation)` then `act(action)`."""
+        self._check_obs(observation)
+        self._check_action(action)
+        return self.observe(observation).act(action)
 
     def reset(self):
         """Close the current episode (learning from it) and start a new one."""
         if self._episode:
             self.episodes_.append(self._episode)
+            self.actions_.append(self._actions)
             self._end_episode(self._episode)
         self._episode = []
+        self._actions = []
         return self
 
     def _end_episode(self, episode: list[int]) -> None:
@@ -92,24 +150,25 @@ class MarkovCounts(_Base):
         self.pseudocount = pseudocount
         self.counts_ = np.zeros((n_obs_states, n_obs_states))
 
-    def partial_fit(self, observation: int, action: int = 0) -> MarkovCounts:
-        o = self._check_obs(observation)
+    def _observe(self, o: int) -> None:
         if self._episode:
             self.counts_ *= 1 - self.forgetting
             self.counts_[self._episode[-1], o] += 1
-        self._episode.append(o)
-        return self
 
     def _transition(self) -> np.ndarray:
         c = self.counts_ + self.pseudocount
         rows = self.counts_.sum(1, keepdims=True) > 0
         return np.where(rows, c / c.sum(1, keepdims=True), 0.0)
 
-    def predict_next(self) -> np.ndarray:
+    def predict_next(self, action: int | None = None) -> np.ndarray:
+        """p(o_{t+1} | o_t) (actions are ignored)."""
         self._need_context()
         return self._transition()[self._episode[-1]]
 
-    def successor_features(self, gamma: float = 0.8, horizon: int = 50) -> np.ndarray:
+    def successor_features(
+        self, gamma: float = 0.8, horizon: int = 50, *, action: int | None = None
+    ) -> np.ndarray:
+        """Exact SF of the first-order chain (actions are ignored)."""
         self._need_context()
         t = self._transition()
         d = np.zeros(self.n_obs_states)
@@ -126,14 +185,15 @@ class MarkovCounts(_Base):
 
 
 class CloneHMM(_Base):
-    """Clone-structured HMM (CSCG without actions): `clones` hidden states per symbol, fixed
-    emission, transitions and initial distribution refit by Baum-Welch on the last
-    `buffer_episodes` episodes every `refit_every` episodes (warm-started from the current
-    parameters)."""
+    """Clone-structured HMM (CSCG): `clones` hidden states per symbol, fixed emission, one
+    transition matrix per action; transitions and initial distribution refit by Baum-Welch on
+    the last `buffer_episodes` episodes every `refit_every` episodes (warm-started from the
+    current parameters). Rollouts use a uniform action after the first step."""
 
     def __init__(
         self,
         n_obs_states: int,
+        n_actions: int = 1,
         *,
         clones: int = 10,
         buffer_episodes: int = 200,
@@ -143,7 +203,7 @@ class CloneHMM(_Base):
         end_state: int | None = None,
         random_state: int | np.random.Generator | None = None,
     ) -> None:
-        super().__init__(n_obs_states, end_state)
+        super().__init__(n_obs_states, end_state, n_actions)
         self.clones = clones
         self.buffer_episodes = buffer_episodes
         self.refit_every = refit_every
@@ -152,74 +212,104 @@ class CloneHMM(_Base):
         rng = np.random.default_rng(random_state)
         n = n_obs_states * clones
         self.state_obs = np.repeat(np.arange(n_obs_states), clones)
-        t = rng.random((n, n))
-        self.trans_ = t / t.sum(1, keepdims=True)
+        t = rng.random((n_actions, n, n))
+        self.trans_ = t / t.sum(2, keepdims=True)
         self.init_ = np.full(n, 1.0 / n)
         self._belief: np.ndarray | None = None
 
     def _mask(self, o) -> np.ndarray:
         return (self.state_obs == o).astype(float)
 
-    def partial_fit(self, observation: int, action: int = 0) -> CloneHMM:
-        o = self._check_obs(observation)
-        b = self.init_ if not self._episode else self._belief @ self.trans_
+    def _transition(self, action: int | None) -> np.ndarray:
+        return self.trans_.mean(0) if action is None else self.trans_[action]
+
+    def _observe(self, o: int) -> None:
+        b = self._belief @ self.trans_[self._actions[-1]] if self._episode else self.init_
         b = b * self._mask(o)
         s = b.sum()
         self._belief = b / s if s > 0 else self._mask(o) / self.clones
-        self._episode.append(o)
-        return self
 
-    def predict_next(self) -> np.ndarray:
+    def predict_next(self, action: int | None = None) -> np.ndarray:
+        """p(o_{t+1} | o_{<=t}, a_t) by forward filtering (uniform action if unknown)."""
         self._need_context()
-        return np.bincount(self.state_obs, self._belief @ self.trans_, minlength=self.n_obs_states)
+        b = self._belief @ self._transition(self._action_or_pending(action))
+        return np.bincount(self.state_obs, b, minlength=self.n_obs_states)
 
-    def successor_features(self, gamma: float = 0.8, horizon: int = 50) -> np.ndarray:
+    def successor_features(
+        self, gamma: float = 0.8, horizon: int = 50, *, action: int | None = None
+    ) -> np.ndarray:
+        """Exact rollout of the belief (first step with a_t, then a uniform action)."""
         self._need_context()
         b = self._belief
         keep = 1.0 - self._mask(self.end_state) if self.end_state is not None else 1.0
+        t = self._transition(self._action_or_pending(action))
+        uniform = self._transition(None)
         sf = np.zeros(self.n_obs_states)
         for k in range(horizon):
-            b = b @ self.trans_
+            b = b @ t
             sf += gamma**k * np.bincount(self.state_obs, b, minlength=self.n_obs_states)
             b = b * keep
+            t = uniform
         return sf
 
     def _end_episode(self, episode: list[int]) -> None:
         if len(self.episodes_) % self.refit_every == 0:
-            self.fit_em(self.episodes_[-self.buffer_episodes :])
+            self.fit_em(
+                self.episodes_[-self.buffer_episodes :], self.actions_[-self.buffer_episodes :]
+            )
 
-    def fit_em(self, episodes: list[list[int]]) -> CloneHMM:
-        """Baum-Welch iterations on `episodes` (grouped by length), from the current params."""
-        by_len: dict[int, list[list[int]]] = {}
-        for e in episodes:
-            by_len.setdefault(len(e), []).append(e)
+    def fit_em(self, episodes: list[list[int]], actions: list[list[int]] | None = None) -> CloneHMM:
+        """Baum-Welch iterations on `episodes` (with the actions taken after each observation;
+        none for a single action), grouped by length, from the current parameters."""
+        if actions is None:
+            actions = [[0] * len(e) for e in episodes]
+        by_len: dict[int, list[tuple[list[int], list[int]]]] = {}
+        for e, a in zip(episodes, actions):
+            by_len.setdefault(len(e), []).append((e, (list(a) + [0] * len(e))[: len(e)]))
         masks = np.eye(self.n_obs_states)[self.state_obs].T  # (K, S)
+        single = self.n_actions == 1
         for _ in range(self.em_iters):
             xi = np.zeros_like(self.trans_)
             g0 = np.zeros_like(self.init_)
             for length, group in by_len.items():
-                x = np.asarray(group)  # (B, L)
+                x = np.asarray([e for e, _ in group])  # (B, L)
+                acts = np.asarray([a for _, a in group])  # (B, L)
                 em = masks[x]  # (B, L, S)
                 alpha = np.zeros(em.shape)
                 scale = np.zeros(x.shape)
                 a = self.init_ * em[:, 0]
                 for t in range(length):
                     if t:
-                        a = (alpha[:, t - 1] @ self.trans_) * em[:, t]
+                        prev = alpha[:, t - 1]
+                        moved = (
+                            prev @ self.trans_[0]
+                            if single
+                            else np.einsum("bi,bij->bj", prev, self.trans_[acts[:, t - 1]])
+                        )
+                        a = moved * em[:, t]
                     scale[:, t] = a.sum(1) + 1e-300
                     alpha[:, t] = a / scale[:, t, None]
                 beta = np.ones(em.shape)
                 for t in range(length - 2, -1, -1):
-                    beta[:, t] = ((em[:, t + 1] * beta[:, t + 1]) @ self.trans_.T) / scale[
-                        :, t + 1, None
-                    ]
+                    nxt = em[:, t + 1] * beta[:, t + 1]
+                    back = (
+                        nxt @ self.trans_[0].T
+                        if single
+                        else np.einsum("bj,bij->bi", nxt, self.trans_[acts[:, t]])
+                    )
+                    beta[:, t] = back / scale[:, t + 1, None]
                 post0 = alpha[:, 0] * beta[:, 0]
                 g0 += (post0 / post0.sum(1, keepdims=True)).sum(0)
                 for t in range(length - 1):
                     r = em[:, t + 1] * beta[:, t + 1] / scale[:, t + 1, None]
-                    xi += self.trans_ * (alpha[:, t].T @ r)
+                    if single:
+                        xi[0] += self.trans_[0] * (alpha[:, t].T @ r)
+                    else:
+                        for act in np.unique(acts[:, t]):
+                            sel = acts[:, t] == act
+                            xi[act] += self.trans_[act] * (alpha[sel, t].T @ r[sel])
             xi += self.pseudocount
-            self.trans_ = xi / xi.sum(1, keepdims=True)
+            self.trans_ = xi / xi.sum(2, keepdims=True)
             self.init_ = (g0 + self.pseudocount) / (g0 + self.pseudocount).sum()
         return self
 
@@ -228,11 +318,14 @@ class CloneHMM(_Base):
 
 
 class _RecurrentPredictor(_Base):
-    """Next-symbol prediction with a recurrent torch module, trained on an episode buffer."""
+    """Next-observation prediction with a recurrent torch module, trained on an episode
+    buffer. The input at step t is one-hot(o_t), followed by one-hot(a_t) when there is more
+    than one action; the target is o_{t+1}."""
 
     def __init__(
         self,
         n_obs_states: int,
+        n_actions: int = 1,
         *,
         hidden: int = 100,
         lr: float = 0.002,
@@ -244,10 +337,11 @@ class _RecurrentPredictor(_Base):
         end_state: int | None = None,
         random_state: int | None = None,
     ) -> None:
-        super().__init__(n_obs_states, end_state)
+        super().__init__(n_obs_states, end_state, n_actions)
         if not lr > 0:
             raise ValueError(f"lr={lr!r} is not allowed: must be > 0")
         self.hidden = hidden
+        self.n_inputs = n_obs_states + (n_actions if n_actions > 1 else 0)
         self.buffer_episodes = buffer_episodes
         self.train_every = train_every
         self.n_batches = n_batches
@@ -258,8 +352,8 @@ class _RecurrentPredictor(_Base):
         with torch_seed(seed):  # default inits read torch's global generator
             self.net = self._build()
         self.opt = torch.optim.Adam(self.net.parameters(), lr=lr)
-        self._state = None
-        self._logits: torch.Tensor | None = None
+        self._state = None  # state before the last observation's step
+        self._stepped = None  # (logits, state) after it, once the action is known
 
     def _build(self) -> nn.Module:
         raise NotImplementedError
@@ -268,31 +362,59 @@ class _RecurrentPredictor(_Base):
         raise NotImplementedError
 
     def _step(self, x: torch.Tensor, state):
-        """One step: x (B, K) input distribution -> (logits (B, K), state)."""
+        """One step: x (B, n_inputs) -> (logits (B, K), state)."""
         raise NotImplementedError
 
-    def partial_fit(self, observation: int, action: int = 0):
-        o = self._check_obs(observation)
+    def _input(self, obs: torch.Tensor, action: int | np.ndarray | None) -> torch.Tensor:
+        """Input rows for observation distributions `obs` (B, K) and an action (None:
+        uniform)."""
+        if self.n_actions == 1:
+            return obs
+        a = torch.full((obs.shape[0], self.n_actions), 1.0 / self.n_actions)
+        if action is not None:
+            a = torch.nn.functional.one_hot(torch.as_tensor(action), self.n_actions).float()
+            a = a.expand(obs.shape[0], -1)
+        return torch.cat([obs, a], dim=1)
+
+    def _observe(self, o: int) -> None:
         if not self._episode:
             self._state = self._init_state(1)
+        else:
+            self._state = self._stepped[1]
+        self._stepped = None
+
+    def _act(self, a: int) -> None:
+        super()._act(a)
+        self._stepped = self._advance(a)
+
+    def _advance(self, action: int | None):
+        x = torch.zeros(1, self.n_obs_states)
+        x[0, self._episode[-1] if self._episode else 0] = 1.0
         with torch.no_grad():
-            x = torch.zeros(1, self.n_obs_states)
-            x[0, o] = 1.0
-            self._logits, self._state = self._step(x, self._state)
-        self._episode.append(o)
-        return self
+            return self._step(self._input(x, action), self._state)
 
-    def predict_next(self) -> np.ndarray:
+    def _after(self, action: int | None):
+        a = self._action_or_pending(action)
+        if action is None and self._stepped is not None:
+            return self._stepped
+        return self._advance(a)
+
+    def predict_next(self, action: int | None = None) -> np.ndarray:
+        """p(o_{t+1} | o_{<=t}, a_t) (uniform action if unknown)."""
         self._need_context()
-        return torch.softmax(self._logits[0], -1).double().numpy()
+        logits, _ = self._after(action)
+        return torch.softmax(logits[0], -1).double().numpy()
 
-    def successor_features(self, gamma: float = 0.8, horizon: int = 50) -> np.ndarray:
+    def successor_features(
+        self, gamma: float = 0.8, horizon: int = 50, *, action: int | None = None
+    ) -> np.ndarray:
         """Mean-field rollout: the predicted distribution (END removed, renormalised) is the next
-        input; the mass that survives END scales later predictions."""
+        input, with a uniform action after the first step; the mass that survives END scales
+        later predictions."""
         self._need_context()
         sf = np.zeros(self.n_obs_states)
         alive = 1.0
-        logits, state = self._logits, self._state
+        logits, state = self._after(action)
         with torch.no_grad():
             for k in range(horizon):
                 p = torch.softmax(logits[0], -1).double().numpy()
@@ -302,20 +424,26 @@ class _RecurrentPredictor(_Base):
                 if alive < 1e-6:
                     break
                 x = torch.as_tensor(q / q.sum(), dtype=torch.float32)[None]
-                logits, state = self._step(x, state)
+                logits, state = self._step(self._input(x, None), state)
         return sf
 
-    def _loss(self, batch: list[list[int]]) -> torch.Tensor:
-        x = torch.as_tensor(batch)  # (B, L), equal lengths
+    def _loss(self, batch: list[tuple[list[int], list[int]]]) -> torch.Tensor:
+        x = torch.as_tensor([e for e, _ in batch])  # (B, L), equal lengths
+        acts = torch.as_tensor([a for _, a in batch])
         onehot = torch.nn.functional.one_hot(x, self.n_obs_states).float()
         state = self._init_state(x.shape[0])
         losses = []
         for t in range(x.shape[1] - 1):
-            logits, state = self._step(onehot[:, t], state)
+            inp = onehot[:, t]
+            if self.n_actions > 1:
+                inp = torch.cat(
+                    [inp, torch.nn.functional.one_hot(acts[:, t], self.n_actions).float()], 1
+                )
+            logits, state = self._step(inp, state)
             losses.append(nn.functional.cross_entropy(logits, x[:, t + 1]))
         return torch.stack(losses).mean()
 
-    def _update(self, batch: list[list[int]]) -> None:
+    def _update(self, batch) -> None:
         self.opt.zero_grad()
         self._loss(batch).backward()
         self.opt.step()
@@ -323,20 +451,23 @@ class _RecurrentPredictor(_Base):
     def _end_episode(self, episode: list[int]) -> None:
         if len(episode) < 2:
             return
+        actions = (self.actions_[-1] + [0] * len(episode))[: len(episode)]
         for _ in range(self.online_steps):
-            self._update([episode])
+            self._update([(episode, actions)])
         if len(self.episodes_) % self.train_every == 0:
-            buf = self.episodes_[-self.buffer_episodes :]
-            by_len: dict[int, list[list[int]]] = {}
-            for e in buf:
+            start = max(0, len(self.episodes_) - self.buffer_episodes)
+            # DEVIATION: a batch holds episodes of one length (a length drawn uniformly among
+            # those in the buffer, then episodes at random), instead of padded mixed lengths.
+            by_len: dict[int, list[tuple[list[int], list[int]]]] = {}
+            for e, a in zip(self.episodes_[start:], self.actions_[start:]):
                 if len(e) >= 2:
-                    by_len.setdefault(len(e), []).append(e)
+                    by_len.setdefault(len(e), []).append((e, (a + [0] * len(e))[: len(e)]))
             lengths = sorted(by_len)
             for _ in range(self.n_batches):
-                group = by_len[lengths[int(torch.randint(len(lengths), (1,), generator=self._gen))]]
-                idx = torch.randint(
-                    len(group), (min(self.batch_size, len(group)),), generator=self._gen
-                )
+                pick = int(torch.randint(len(lengths), (1,), generator=self._gen))
+                group = by_len[lengths[pick]]
+                size = min(self.batch_size, len(group))
+                idx = torch.randint(len(group), (size,), generator=self._gen)
                 self._update([group[i] for i in idx.tolist()])
 
 
@@ -346,7 +477,7 @@ class LSTMPredictor(_RecurrentPredictor):
     def _build(self) -> nn.Module:
         return nn.ModuleDict(
             {
-                "cell": nn.LSTMCell(self.n_obs_states, self.hidden),
+                "cell": nn.LSTMCell(self.n_inputs, self.hidden),
                 "out": nn.Linear(self.hidden, self.n_obs_states),
             }
         )
@@ -406,7 +537,7 @@ class RWKVPredictor(_RecurrentPredictor):
         d = self.hidden
         return nn.ModuleDict(
             {
-                "emb": nn.Linear(self.n_obs_states, d, bias=False),
+                "emb": nn.Linear(self.n_inputs, d, bias=False),
                 "block": RWKVCell(d),
                 "ln": nn.LayerNorm(d),
                 "out": nn.Linear(d, self.n_obs_states),
