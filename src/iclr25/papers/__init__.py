@@ -64,6 +64,7 @@ PAPERS: dict[str, PaperEntry] = {
     ),
     "dhtm": PaperEntry(
         title="Successor features with Distributed Hebbian Temporal Memory (Dzhivelikian et al.)",
-        experiments=("sequences",),
+        experiments=("sequences", "gridworld"),
+        extras=("rl",),
     ),
 }

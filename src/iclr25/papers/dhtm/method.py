@@ -131,6 +131,9 @@ class DHTM:
         theta: a cell with message >= theta is active.
         inverse_temperature: multiplies the centred excitation before the softmax.
         action_boost: added to the action variable's score when a factor picks its variables.
+        burst: when no cell of the observed column is predicted: "least_used" (default; learn
+            on a least-used cell of the column and send only that cell forward) or "uniform"
+            (the notes' rule: uniform posterior over the column, learning on a sample of it).
         random_state: seed or numpy Generator for cell sampling and factor creation.
     """
 
@@ -154,6 +157,7 @@ class DHTM:
         theta: float = 1e-4,
         inverse_temperature: float = 1.0,
         action_boost: float = 10.0,
+        burst: str = "least_used",
         random_state: int | np.random.Generator | None = None,
     ) -> None:
         _check_int("n_obs_states", n_obs_states, 2)
@@ -175,6 +179,9 @@ class DHTM:
             raise ValueError(f"init_efficiency={init_efficiency!r}: must be in [0, 1]")
         if not 0 < theta < 1:
             raise ValueError(f"theta={theta!r} is not allowed: must be in (0, 1)")
+        if burst not in ("least_used", "uniform"):
+            raise ValueError(f"burst={burst!r} is not allowed: must be 'least_used' or 'uniform'")
+        self.burst = burst
         if not inverse_temperature > 0:
             raise ValueError(f"inverse_temperature={inverse_temperature!r}: must be > 0")
         self.n_obs_states = n_obs_states
@@ -339,7 +346,7 @@ class DHTM:
             sf += gamma**k * p
             if min_kl > 0:
                 q = p / p.sum()
-                kl = float(np.sum(np.where(q > 0, q * np.log(q * self.n_obs_states), 0.0)))
+                kl = float(np.sum(q * np.log(np.where(q > 0, q, 1.0) * self.n_obs_states)))
                 if kl < min_kl:
                     break
             if stop_obs is not None and p[stop_obs] > stop_prob:
@@ -427,7 +434,7 @@ class DHTM:
         cdf = np.cumsum(alpha, axis=1)
         u = self.rng.random((self.n_copies, 1))
         local = np.minimum((cdf < u * cdf[:, -1:]).sum(axis=1), self.cells_per_var - 1)
-        if burst.any():
+        if self.burst == "least_used" and burst.any():
             # DEVIATION: a bursting variable (no predicted cell in the observed column) learns
             # on a least-used cell of the column (fewest segments, ties at random; HTM's
             # winner-cell rule) and its message for the next step is that cell alone. With the
