@@ -148,3 +148,19 @@ def test_baseline_bad_input():
             m.partial_fit(9)
         with pytest.raises(ValueError, match="partial_fit"):
             m.predict_next()
+
+
+@pytest.mark.parametrize(
+    "overrides, match",
+    [
+        (["window=0"], "window=0"),
+        (["methods=dhtm,gru"], "methods="),
+        (["phase_episodes=100"], "phase_episodes="),
+    ],
+)
+def test_bad_config_is_rejected_and_nothing_written(tmp_path, overrides, match):
+    from iclr25.core.runner import run_experiment
+
+    with pytest.raises(ValueError, match=match):
+        run_experiment("dhtm.sequences", preset="smoke", overrides=overrides, out=tmp_path)
+    assert not any(tmp_path.iterdir())

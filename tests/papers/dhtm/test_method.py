@@ -133,7 +133,7 @@ def test_growth_only_for_sampled_cells_without_active_segment(seed):
 
 
 def test_no_segment_predicts_all_zero():
-    m = DHTM(4, 1, cells_per_column=2, n_copies=2, random_state=0)
+    m = DHTM(4, 1, cells_per_column=2, n_copies=2, n_vars_per_factor=3, random_state=0)
     m.partial_fit(1)
     assert m.predict_next().tolist() == [0.0] * 4
 
@@ -202,7 +202,7 @@ def test_pruning_keeps_budget_and_drops_lowest_f_times_a(seed):
     ],
 )
 def test_bad_input(call, match):
-    m = DHTM(4, 2, cells_per_column=2, n_copies=1)
+    m = DHTM(4, 2, cells_per_column=2, n_copies=1, n_vars_per_factor=2)
     with pytest.raises((ValueError, TypeError), match=match):
         call(m)
     assert m.n_steps_ == 0 and m.n_segments == 0  # nothing learned
@@ -213,5 +213,7 @@ def test_bad_constructor_arguments():
         DHTM(4, cells_per_column=0)
     with pytest.raises(ValueError, match=r"lr_f=1\.5"):
         DHTM(4, lr_f=1.5)
+    with pytest.raises(ValueError, match="n_vars_per_factor=3"):
+        DHTM(4, n_copies=1, n_vars_per_factor=3)
     with pytest.raises(TypeError, match=r"n_obs_states=2\.0"):
         DHTM(2.0)

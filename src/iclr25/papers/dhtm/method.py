@@ -120,7 +120,7 @@ class DHTM:
         n_actions: number of actions (1 for a passive sequence: pass action 0).
         cells_per_column: c, the clones per observed value.
         n_copies: r, the hidden variables per observation variable.
-        n_vars_per_factor: presynaptic variables per factor (capped at the r + 1 that exist).
+        n_vars_per_factor: presynaptic variables per factor (at most the r + 1 that exist).
         max_factors_per_var: factors a hidden variable may grow.
         lr_f, lr_s, lr_a: learning rates of segment values, synapse efficiencies and traces.
         lr_var_score: learning rate of the variable scores.
@@ -188,7 +188,12 @@ class DHTM:
         self.n_actions = n_actions
         self.cells_per_column = cells_per_column
         self.n_copies = n_copies
-        self.n_vars_per_factor = min(n_vars_per_factor, n_copies + 1)
+        if n_vars_per_factor > n_copies + 1:
+            raise ValueError(
+                f"n_vars_per_factor={n_vars_per_factor!r} is not allowed: must be <= "
+                f"n_copies + 1 = {n_copies + 1} (the hidden variables at t-1 and the action)"
+            )
+        self.n_vars_per_factor = n_vars_per_factor
         self.max_factors_per_var = max_factors_per_var
         self.lr_f, self.lr_s, self.lr_a, self.lr_var_score = lr_f, lr_s, lr_a, lr_var_score
         self.log_f_init, self.log_f_min = log_f_init, log_f_min
