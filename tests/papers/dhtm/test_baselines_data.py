@@ -164,3 +164,19 @@ def test_bad_config_is_rejected_and_nothing_written(tmp_path, overrides, match):
     with pytest.raises(ValueError, match=match):
         run_experiment("dhtm.sequences", preset="smoke", overrides=overrides, out=tmp_path)
     assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("cls", [LSTMPredictor, RWKVPredictor])
+def test_rnn_batched_rollouts_equal_single(cls, seed):
+    m = cls(4, 3, hidden=8, n_batches=1, batch_size=2, train_every=2, random_state=seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(4):
+        m.reset()
+        for _ in range(5):
+            m.partial_fit(int(rng.integers(4)), int(rng.integers(3)))
+    m.reset()
+    m.observe(2)
+    batch = m.successor_features_actions(0.8, 5)
+    for a in range(3):
+        np.testing.assert_allclose(batch[a], m.successor_features(0.8, 5, action=a), atol=1e-6)
+    np.testing.assert_allclose(m.predict_next(1), m.successor_features(0.0, 1, action=1), atol=1e-6)

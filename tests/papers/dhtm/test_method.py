@@ -66,7 +66,9 @@ def test_excitation_and_prior_match_reference(seed):
     m = random_model(rng)
     for _ in range(3):
         msg = random_messages(m, rng)
-        np.testing.assert_allclose(m._excitation(msg), reference.excitation(m, msg), rtol=1e-10)
+        np.testing.assert_allclose(
+            m._excitation(msg[None])[0], reference.excitation(m, msg), rtol=1e-10
+        )
         np.testing.assert_allclose(m._prior_from(msg), reference.prior(m, msg), atol=1e-12)
 
 
@@ -83,7 +85,7 @@ def test_max_within_factor_sum_across_factors():
         st.rec[s] = [0, a_cell]
         st.s[s] = 1.0  # redundant inputs: log L = log mean(m)
     msg = np.array([1.0, 0.0, 1.0])
-    exc = m._excitation(msg)
+    exc = m._excitation(msg[None])[0]
     assert exc[0] == pytest.approx(-1.0 + -0.5)
     assert exc[1] == -np.inf  # no segment in factor 1: inhibited
     assert m._prior_from(msg).tolist() == [1.0, 0.0]
@@ -217,3 +219,20 @@ def test_bad_constructor_arguments():
         DHTM(4, n_copies=1, n_vars_per_factor=3)
     with pytest.raises(TypeError, match=r"n_obs_states=2\.0"):
         DHTM(2.0)
+
+
+def test_batched_rollouts_equal_single_rollouts(seed):
+    rng = np.random.default_rng(seed)
+    m = DHTM(4, 3, cells_per_column=3, n_copies=1, n_vars_per_factor=2, random_state=seed)
+    for _ in range(30):
+        m.reset()
+        for _ in range(6):
+            m.partial_fit(int(rng.integers(4)), int(rng.integers(3)))
+    m.reset()
+    m.observe(1)
+    kw = dict(min_kl=0.05, stop_obs=3, stop_prob=0.5)
+    batch = m.successor_features_actions(0.9, 6, [0, 1, 2, None], **kw)
+    for row, a in zip(batch, [0, 1, 2]):
+        np.testing.assert_allclose(row, m.successor_features(0.9, 6, action=a, **kw), atol=1e-12)
+    m.act(1)
+    np.testing.assert_allclose(m.successor_features(0.9, 6, **kw), batch[1], atol=1e-12)

@@ -59,24 +59,29 @@ class SFAgent:
     def reset(self) -> None:
         self.memory.reset()
 
-    def _sf(self, action: int) -> np.ndarray:
+    def q_values(self) -> np.ndarray:
+        """Q(a) = <SF(a), r> for every action, shape (A,)."""
         from iclr25.papers.dhtm.method import DHTM
 
         if isinstance(self.memory, DHTM):
             goal = int(np.argmax(self.rewards_)) if self.rewards_.max() > 0 else None
-            return self.memory.successor_features(
+            sf = self.memory.successor_features_actions(
                 self.gamma,
                 self.horizon,
-                action=action,
                 min_kl=self.min_kl,
                 stop_obs=goal,
                 stop_prob=self.goal_prob,
             )
-        return self.memory.successor_features(self.gamma, self.horizon, action=action)
-
-    def q_values(self) -> np.ndarray:
-        """Q(a) = <SF(a), r> for every action, shape (A,)."""
-        return np.array([self._sf(a) @ self.rewards_ for a in range(self.n_actions)])
+        elif hasattr(self.memory, "successor_features_actions"):
+            sf = self.memory.successor_features_actions(self.gamma, self.horizon)
+        else:
+            sf = np.stack(
+                [
+                    self.memory.successor_features(self.gamma, self.horizon, action=a)
+                    for a in range(self.n_actions)
+                ]
+            )
+        return sf @ self.rewards_
 
     def step(self, observation: int, reward: float | None = None) -> int:
         """Observe (learning the memory), update the reward vector, choose and record an

@@ -412,18 +412,46 @@ class _RecurrentPredictor(_Base):
         input, with a uniform action after the first step; the mass that survives END scales
         later predictions."""
         self._need_context()
-        sf = np.zeros(self.n_obs_states)
-        alive = 1.0
         logits, state = self._after(action)
+        return self._rollout(logits, state, gamma, horizon)[0]
+
+    def successor_features_actions(
+        self, gamma: float = 0.8, horizon: int = 50, actions=None
+    ) -> np.ndarray:
+        """`successor_features` for several first actions (default: all), as one batch."""
+        self._need_context()
+        acts = list(range(self.n_actions)) if actions is None else list(actions)
+        x = torch.zeros(len(acts), self.n_obs_states)
+        x[:, self._episode[-1]] = 1.0
+        if self.n_actions > 1:
+            a = torch.stack(
+                [
+                    torch.full((self.n_actions,), 1.0 / self.n_actions)
+                    if b is None
+                    else torch.nn.functional.one_hot(
+                        torch.tensor(self._check_action(b)), self.n_actions
+                    ).float()
+                    for b in acts
+                ]
+            )
+            x = torch.cat([x, a], dim=1)
+        state = tuple(t.expand(len(acts), -1) for t in self._state)
+        with torch.no_grad():
+            logits, state = self._step(x, state)
+        return self._rollout(logits, state, gamma, horizon)
+
+    def _rollout(self, logits, state, gamma: float, horizon: int) -> np.ndarray:
+        sf = np.zeros((logits.shape[0], self.n_obs_states))
+        alive = np.ones(logits.shape[0])
         with torch.no_grad():
             for k in range(horizon):
-                p = torch.softmax(logits[0], -1).double().numpy()
-                sf += gamma**k * alive * p
+                p = torch.softmax(logits, -1).double().numpy()
+                sf += gamma**k * alive[:, None] * p
                 q = self._drop_end(p)
-                alive *= q.sum()
-                if alive < 1e-6:
+                alive = alive * q.sum(1)
+                if alive.max() < 1e-6:
                     break
-                x = torch.as_tensor(q / q.sum(), dtype=torch.float32)[None]
+                x = torch.as_tensor(q / q.sum(1, keepdims=True), dtype=torch.float32)
                 logits, state = self._step(self._input(x, None), state)
         return sf
 

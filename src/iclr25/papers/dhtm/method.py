@@ -89,16 +89,17 @@ class SegmentStore:
 
 
 def segment_log_likelihood(m: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """log L = s̄·log(mean_i m_i s_i) + Σ_i (1 - s_i) log m_i, per row.
+    """log L = s̄·log(mean_i m_i s_i) + Σ_i (1 - s_i) log m_i, over the last axis.
 
-    Shapes: m (n, V) presynaptic messages (all > 0), s (n, V) efficiencies -> (n,). With s = 1
-    this is the log of the mean of the inputs (redundant inputs), with s = 0 the sum of their
-    logs (independent inputs). Rows with s̄ = 0 have no first term.
+    Shapes: m (..., V) presynaptic messages (all > 0), s (..., V) efficiencies -> (...). With
+    s = 1 this is the log of the mean of the inputs (redundant inputs), with s = 0 the sum of
+    their logs (independent inputs). Rows with s̄ = 0 have no first term.
     """
-    sbar = s.mean(axis=1)
+    v = m.shape[-1]
+    sbar = s.sum(axis=-1) / v
     with np.errstate(divide="ignore"):
-        first = np.where(sbar > 0, sbar * np.log(np.maximum((m * s).mean(axis=1), 1e-300)), 0.0)
-    return first + ((1.0 - s) * np.log(m)).sum(axis=1)
+        first = np.where(sbar > 0, sbar * np.log(np.maximum((m * s).sum(axis=-1) / v, 1e-300)), 0.0)
+    return first + ((1.0 - s) * np.log(m)).sum(axis=-1)
 
 
 class DHTM:
@@ -240,52 +241,61 @@ class DHTM:
     # ------------------------------------------------------------------ inference
 
     def _excitation(self, messages: np.ndarray) -> np.ndarray:
-        """Excitation of every hidden cell under `messages`, (n_hidden_cells,); -inf = none."""
+        """Excitation of every hidden cell under messages (B, n_cells) -> (B, n_hidden_cells);
+        -inf where a cell has no active segment."""
         st, n = self.segments_, self.n_used_
-        active_cell = messages >= self.theta
-        act = st.alive[:n] & active_cell[st.rec[:n]].all(axis=1)
-        idx = np.flatnonzero(act)
-        exc = np.full(self.n_hidden_cells, _NEG_INF)
-        if idx.size == 0:
-            return exc
-        e = segment_log_likelihood(messages[st.rec[idx]], st.s[idx]) + st.log_f[idx]
+        rows = messages.shape[0]
+        exc = np.full((rows, self.n_hidden_cells), _NEG_INF)
         n_factors = len(self.factor_post_)
         if n_factors == 0:
             return exc
-        per_factor = np.full((n_factors, self.n_hidden_cells), _NEG_INF)
-        np.maximum.at(per_factor, (st.factor[idx], st.cell[idx]), e)  # max within a factor
+        active_cell = messages >= self.theta
+        act = st.alive[:n] & active_cell[:, st.rec[:n]].all(axis=2)  # (B, n)
+        b, idx = np.nonzero(act)
+        if idx.size == 0:
+            return exc
+        e = segment_log_likelihood(messages[b[:, None], st.rec[idx]], st.s[idx]) + st.log_f[idx]
+        if n_factors == len(set(self.factor_post_)):  # at most one factor per variable
+            np.maximum.at(exc, (b, st.cell[idx]), e)
+            return exc
+        per_factor = np.full((rows, n_factors, self.n_hidden_cells), _NEG_INF)
+        np.maximum.at(per_factor, (b, st.factor[idx], st.cell[idx]), e)  # max within a factor
         # sum across the factors of each cell's variable (-inf if one factor has no segment)
         post = np.asarray(self.factor_post_)
         var_of_cell = self.cell_var[: self.n_hidden_cells]
-        exc = np.zeros(self.n_hidden_cells)
+        exc = np.zeros((rows, self.n_hidden_cells))
         has = np.zeros(self.n_hidden_cells, bool)
         for f in range(n_factors):
             mine = var_of_cell == post[f]
-            exc[mine] += per_factor[f, mine]
+            exc[:, mine] += per_factor[:, f, mine]
             has |= mine
-        exc[~has] = _NEG_INF
+        exc[:, ~has] = _NEG_INF
         return exc
 
     def _normalise(self, exc: np.ndarray) -> np.ndarray:
         """Per hidden variable: softmax of inverse_temperature·excitation over the finite cells
         (the paper's centring by the mean of the finite values cancels in the normalisation);
-        a variable without a finite cell gets all zeros."""
-        x = exc.reshape(self.n_copies, self.cells_per_var)
+        a variable without a finite cell gets all zeros. Shape (B, n_hidden_cells)."""
+        x = exc.reshape(exc.shape[0], self.n_copies, self.cells_per_var)
         fin = np.isfinite(x)
-        top = np.where(fin, x, _NEG_INF).max(axis=1, keepdims=True)
+        top = np.where(fin, x, _NEG_INF).max(axis=2, keepdims=True)
         z = np.where(
-            fin, self.inverse_temperature * (x - np.where(fin.any(1, keepdims=True), top, 0)), 0
+            fin, self.inverse_temperature * (x - np.where(fin.any(2, keepdims=True), top, 0)), 0
         )
         p = np.where(fin, np.exp(z), 0.0)
-        tot = p.sum(axis=1, keepdims=True)
-        return (p / np.where(tot > 0, tot, 1.0)).reshape(-1)
+        tot = p.sum(axis=2, keepdims=True)
+        return (p / np.where(tot > 0, tot, 1.0)).reshape(exc.shape)
 
     def _prior_from(self, messages: np.ndarray) -> np.ndarray:
+        """Prior over hidden cells for one message vector (n_cells,) or a batch (B, n_cells)."""
+        if messages.ndim == 1:
+            return self._normalise(self._excitation(messages[None]))[0]
         return self._normalise(self._excitation(messages))
 
     def _column_probs(self, prior: np.ndarray) -> np.ndarray:
-        """p(o = k): the prior mass of column k, averaged over the r copies, (K,)."""
-        return prior.reshape(self.n_copies, self.n_obs_states, self.cells_per_column).sum(2).mean(0)
+        """p(o = k): the prior mass of column k, averaged over the r copies; (..., K)."""
+        shape = (*prior.shape[:-1], self.n_copies, self.n_obs_states, self.cells_per_column)
+        return prior.reshape(shape).sum(-1).mean(-2)
 
     def _action_message(self, action: int | None) -> np.ndarray:
         if action is None:
@@ -337,27 +347,53 @@ class DHTM:
         probability of `stop_obs` (the goal) exceeds `stop_prob`.
         """
         self._need_context("successor_features()")
+        a = self._action if action is None else self._check_action(action)
+        return self.successor_features_actions(
+            gamma, horizon, [a], min_kl=min_kl, stop_obs=stop_obs, stop_prob=stop_prob
+        )[0]
+
+    def successor_features_actions(
+        self,
+        gamma: float = 0.8,
+        horizon: int = 50,
+        actions=None,
+        *,
+        min_kl: float = 0.0,
+        stop_obs: int | None = None,
+        stop_prob: float = 0.05,
+    ) -> np.ndarray:
+        """`successor_features` for several first actions at once (default: every action;
+        None in the list means a uniform first action), shape (len(actions), K). The rollouts
+        run in lockstep, each stopping on its own."""
+        self._need_context("successor_features_actions()")
         if not 0 <= gamma <= 1:
             raise ValueError(f"gamma={gamma!r} is not allowed: must be in [0, 1]")
         _check_int("horizon", horizon, 1)
-        a = self._action if action is None else self._check_action(action)
-        prior = self._prior_for(a)
-        uniform_action = self._action_message(None)
-        sf = np.zeros(self.n_obs_states)
+        acts = list(range(self.n_actions)) if actions is None else list(actions)
+        for a in acts:
+            if a is not None:
+                self._check_action(a)
+        prior = np.stack([self._prior_for(a) for a in acts])
+        uniform_action = np.broadcast_to(self._action_message(None), (len(acts), self.n_actions))
+        sf = np.zeros((len(acts), self.n_obs_states))
+        live = np.ones(len(acts), bool)
         for k in range(horizon):
-            if not prior.any():
+            live &= prior.any(axis=1)
+            if not live.any():
                 break
             p = self._column_probs(prior)
-            sf += gamma**k * p
+            sf[live] += gamma**k * p[live]
             if min_kl > 0:
-                q = p / p.sum()
-                kl = float(np.sum(q * np.log(np.where(q > 0, q, 1.0) * self.n_obs_states)))
-                if kl < min_kl:
-                    break
-            if stop_obs is not None and p[stop_obs] > stop_prob:
-                break
-            if k + 1 < horizon:
-                prior = self._prior_from(np.concatenate([prior, uniform_action]))
+                q = p / np.maximum(p.sum(axis=1, keepdims=True), 1e-300)
+                kl = np.sum(q * np.log(np.where(q > 0, q, 1.0) * self.n_obs_states), axis=1)
+                live &= kl >= min_kl
+            if stop_obs is not None:
+                live &= p[:, stop_obs] <= stop_prob
+            if k + 1 < horizon and live.any():
+                nxt = np.zeros_like(prior)
+                msg = np.concatenate([prior[live], uniform_action[live]], axis=1)
+                nxt[live] = self._prior_from(msg)
+                prior = nxt
         return sf
 
     # ------------------------------------------------------------------ learning
