@@ -59,6 +59,8 @@ class SFAgent:
     def reset(self) -> None:
         self.memory.reset()
 
+    # DEVIATION: the goal for the early stop of DHTM rollouts is the observation with the
+    # highest learned reward (once positive); the agent is not told which colour is the goal.
     def q_values(self) -> np.ndarray:
         """Q(a) = <SF(a), r> for every action, shape (A,)."""
         from iclr25.papers.dhtm.method import DHTM
@@ -103,6 +105,9 @@ class SFAgent:
         self.rewards_[observation] += self.reward_lr * (reward - self.rewards_[observation])
 
 
+# DEVIATION: the paper's episodic-control baseline is not specified in the notes; ours keys a
+# table by the whole observation-action history of the episode (the start is fixed, so in a
+# deterministic layout a key is a position reached by a given path), max-return values.
 class EpisodicControl:
     """Tabular episodic control keyed by the episode's history (observations and actions).
 

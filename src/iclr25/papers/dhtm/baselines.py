@@ -440,6 +440,8 @@ class _RecurrentPredictor(_Base):
             logits, state = self._step(x, state)
         return self._rollout(logits, state, gamma, horizon)
 
+    # DEVIATION: LSTM/RWKV SFs come from mean-field rollouts (the predicted distribution is
+    # fed back as a soft input); sampling rollouts would be exact in expectation but costly.
     def _rollout(self, logits, state, gamma: float, horizon: int) -> np.ndarray:
         sf = np.zeros((logits.shape[0], self.n_obs_states))
         alive = np.ones(logits.shape[0])

@@ -545,6 +545,9 @@ class DHTM:
         if self.n_segments > self.max_segments:
             self._prune()
 
+    # DEVIATION: the candidate presynaptic variables of a factor are all r hidden variables at
+    # t-1 (including j's own copy) and the action; "self-loops are excluded" in the notes is
+    # read as "no variable at time t". With r = 1 a factor is then (h_{t-1}, a_{t-1}).
     def _new_factor(self, j: int) -> int:
         """Create a factor for hidden variable j, picking its variables among the active ones
         (all r hidden variables at t-1 and the action) by softmax(score + action boost)."""
