@@ -12,10 +12,22 @@ Public API (a scikit-learn-style online estimator):
     ...         p_next = model.predict_next()      # p(o_{t+1} | history, action)
     ...         sf = model.successor_features(gamma=0.8, horizon=10)
 
+Also: `SFAgent` (the paper's successor-feature agent over any memory), the baselines in the
+same API shape (`LSTMPredictor`, `RWKVPredictor`, `CloneHMM`, `MarkovCounts`), and
+`EpisodicControl`; the gridworld is `iclr25.papers.dhtm.env.GridWorldPOMDP` (extra `rl`).
+
 Docs, claims and results: docs/papers/dhtm.md.
 """
 
 from iclr25.core.experiment import PaperInfo
+from iclr25.papers.dhtm.agent import EpisodicControl, SFAgent
+from iclr25.papers.dhtm.baselines import (
+    CloneHMM,
+    LSTMPredictor,
+    MarkovCounts,
+    RWKVCell,
+    RWKVPredictor,
+)
 from iclr25.papers.dhtm.method import DHTM, SegmentStore, segment_log_likelihood
 
 PAPER = PaperInfo(
@@ -31,4 +43,16 @@ PAPER = PaperInfo(
     "tasks it re-adapts faster than LSTM, RWKV and CSCG.",
 )
 
-__all__ = ["DHTM", "PAPER", "SegmentStore", "segment_log_likelihood"]
+__all__ = [
+    "DHTM",
+    "PAPER",
+    "CloneHMM",
+    "EpisodicControl",
+    "LSTMPredictor",
+    "MarkovCounts",
+    "RWKVCell",
+    "RWKVPredictor",
+    "SFAgent",
+    "SegmentStore",
+    "segment_log_likelihood",
+]
