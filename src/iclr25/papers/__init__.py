@@ -62,4 +62,9 @@ PAPERS: dict[str, PaperEntry] = {
         title="SINGER: a stochastic graph-neural operator for high-dimensional PDEs (Feng et al.)",
         experiments=("heat", "hjb"),
     ),
+    "dhtm": PaperEntry(
+        title="Successor features with Distributed Hebbian Temporal Memory (Dzhivelikian et al.)",
+        experiments=("sequences", "gridworld"),
+        extras=("rl",),
+    ),
 }

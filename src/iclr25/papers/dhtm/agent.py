@@ -1,0 +1,164 @@
+"""The paper's successor-feature agent (BioHIMA) around any memory, and episodic control.
+
+`SFAgent` (notes §2): the memory is reset at episode start (Algorithm 1); after each
+observation the agent computes SF(a) for every action by rolling the memory's prediction step
+forward (first step with a, then a uniform action), Q(a) = <SF(a), r>, and samples from a
+softmax with inverse temperature β over Q / |Σ_a Q(a)|. The reward vector r over observation
+states learns r[o] += lr (R - r[o]) for the observation o reached with reward R.
+
+`EpisodicControl`: a table keyed by the episode's observation-action history so far, holding
+the best discounted return seen after each action; greedy over known values with unknown
+actions valued 0, ε-greedy otherwise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class SFAgent:
+    """Successor-feature agent over a memory with `reset`, `observe`, `act` and
+    `successor_features(gamma, horizon, action=...)` (DHTM, CloneHMM, LSTM/RWKVPredictor).
+
+    Args:
+        memory: the world model.
+        n_obs_states, n_actions: sizes.
+        gamma: SF discount (paper: 0.8).
+        horizon: rollout length (paper: up to 50; we use 15).
+        beta: softmax inverse temperature over normalised Q (paper: 25).
+        reward_lr: learning rate of the reward vector (paper: 0.1).
+        min_kl: DHTM rollouts stop when the prediction's KL to uniform is below this (0.1).
+        goal_prob: DHTM rollouts stop when the predicted probability of the best-rewarded
+            observation exceeds this (0.05).
+        random_state: seed or Generator for action sampling.
+    """
+
+    def __init__(
+        self,
+        memory,
+        n_obs_states: int,
+        n_actions: int,
+        *,
+        gamma: float = 0.8,
+        horizon: int = 15,
+        beta: float = 25.0,
+        reward_lr: float = 0.1,
+        min_kl: float = 0.1,
+        goal_prob: float = 0.05,
+        random_state: int | np.random.Generator | None = None,
+    ) -> None:
+        self.memory = memory
+        self.n_obs_states = n_obs_states
+        self.n_actions = n_actions
+        self.gamma, self.horizon, self.beta = gamma, horizon, beta
+        self.reward_lr = reward_lr
+        self.min_kl, self.goal_prob = min_kl, goal_prob
+        self.rng = np.random.default_rng(random_state)
+        self.rewards_ = np.zeros(n_obs_states)
+
+    def reset(self) -> None:
+        self.memory.reset()
+
+    # DEVIATION: the goal for the early stop of DHTM rollouts is the observation with the
+    # highest learned reward (once positive); the agent is not told which colour is the goal.
+    def q_values(self) -> np.ndarray:
+        """Q(a) = <SF(a), r> for every action, shape (A,)."""
+        from iclr25.papers.dhtm.method import DHTM
+
+        if isinstance(self.memory, DHTM):
+            goal = int(np.argmax(self.rewards_)) if self.rewards_.max() > 0 else None
+            sf = self.memory.successor_features_actions(
+                self.gamma,
+                self.horizon,
+                min_kl=self.min_kl,
+                stop_obs=goal,
+                stop_prob=self.goal_prob,
+            )
+        elif hasattr(self.memory, "successor_features_actions"):
+            sf = self.memory.successor_features_actions(self.gamma, self.horizon)
+        else:
+            sf = np.stack(
+                [
+                    self.memory.successor_features(self.gamma, self.horizon, action=a)
+                    for a in range(self.n_actions)
+                ]
+            )
+        return sf @ self.rewards_
+
+    def step(self, observation: int, reward: float | None = None) -> int:
+        """Observe (learning the memory), update the reward vector, choose and record an
+        action."""
+        self.memory.observe(observation)
+        if reward is not None:
+            self.rewards_[observation] += self.reward_lr * (reward - self.rewards_[observation])
+        q = self.q_values()
+        norm = abs(q.sum())
+        z = self.beta * (q / norm if norm > 0 else q)
+        p = np.exp(z - z.max())
+        action = int(self.rng.choice(self.n_actions, p=p / p.sum()))
+        self.memory.act(action)
+        return action
+
+    def end(self, observation: int, reward: float) -> None:
+        """The terminal observation: learn from it, no action."""
+        self.memory.observe(observation)
+        self.rewards_[observation] += self.reward_lr * (reward - self.rewards_[observation])
+
+
+# DEVIATION: the paper's episodic-control baseline is not specified in the notes; ours keys a
+# table by the whole observation-action history of the episode (the start is fixed, so in a
+# deterministic layout a key is a position reached by a given path), max-return values.
+class EpisodicControl:
+    """Tabular episodic control keyed by the episode's history (observations and actions).
+
+    Q(key, a) is the best discounted return ever seen after taking a at that history; the agent
+    is greedy over Q with unknown actions valued `unknown_value`, and acts at random with
+    probability `epsilon`.
+    """
+
+    def __init__(
+        self,
+        n_actions: int,
+        *,
+        gamma: float = 0.99,
+        epsilon: float = 0.1,
+        unknown_value: float = 0.0,
+        random_state: int | np.random.Generator | None = None,
+    ) -> None:
+        self.n_actions = n_actions
+        self.gamma, self.epsilon, self.unknown_value = gamma, epsilon, unknown_value
+        self.rng = np.random.default_rng(random_state)
+        self.table_: dict[tuple, np.ndarray] = {}
+        self.reset()
+
+    def reset(self) -> None:
+        self._history: tuple = ()
+        self._trace: list[tuple[tuple, int, float]] = []
+
+    def step(self, observation: int, reward: float | None = None) -> int:
+        if reward is not None and self._trace:
+            key, a, _ = self._trace[-1]
+            self._trace[-1] = (key, a, reward)
+        self._history = (*self._history, observation)
+        q = self.table_.get(self._history)
+        values = np.full(self.n_actions, self.unknown_value) if q is None else q.copy()
+        values[np.isnan(values)] = self.unknown_value
+        if self.rng.random() < self.epsilon:
+            action = int(self.rng.integers(self.n_actions))
+        else:
+            best = np.flatnonzero(values == values.max())
+            action = int(self.rng.choice(best))
+        self._trace.append((self._history, action, 0.0))
+        self._history = (*self._history, ("a", action))
+        return action
+
+    def end(self, observation: int, reward: float) -> None:
+        """Close the episode: write the discounted returns into the table."""
+        if self._trace:
+            key, a, _ = self._trace[-1]
+            self._trace[-1] = (key, a, reward)
+        ret = 0.0
+        for key, a, r in reversed(self._trace):
+            ret = r + self.gamma * ret
+            q = self.table_.setdefault(key, np.full(self.n_actions, np.nan))
+            q[a] = ret if np.isnan(q[a]) else max(q[a], ret)

@@ -1,0 +1,583 @@
+"""Baselines in DHTM's API shape: `reset()`, `partial_fit(observation, action=0)`,
+`predict_next()`, `successor_features(gamma, horizon)`.
+
+- `MarkovCounts`: first-order transition counts with exponential forgetting.
+- `CloneHMM`: a clone-structured HMM (CSCG without actions) refit by EM on a sliding buffer of
+  episodes.
+- `LSTMPredictor` and `RWKVPredictor`: recurrent next-symbol predictors (hidden 100) trained on a
+  buffer of episodes with Adam (the paper's schedule: random batches every few episodes) plus
+  online steps on each finished episode. The RWKV cell is hand-written (RWKV-4 time mixing with
+  a WKV recurrence, and channel mixing).
+
+Buffer-based baselines learn from an episode when the next `reset()` closes it. The episode
+model of the experiments ends every episode with an END symbol: in successor-feature rollouts
+the mass predicted on END is dropped from the rollout (nothing follows the end of an episode),
+which for DHTM happens by itself (END cells have no segments).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+from iclr25.core.errors import UsageError
+from iclr25.core.seeding import torch_seed
+
+
+class _Base:
+    """Input checks, the observe/act protocol and the episode buffer shared by the baselines.
+
+    `observe(o)` then `act(a)` per step (`partial_fit(o, a)` does both); `reset()` closes the
+    episode, stored in `episodes_` (observations) and `actions_` (actions after each)."""
+
+    def __init__(self, n_obs_states: int, end_state: int | None, n_actions: int = 1) -> None:
+        if isinstance(n_obs_states, bool) or not isinstance(n_obs_states, int) or n_obs_states < 2:
+            raise ValueError(f"n_obs_states={n_obs_states!r} is not allowed: must be an int >= 2")
+        if isinstance(n_actions, bool) or not isinstance(n_actions, int) or n_actions < 1:
+            raise ValueError(f"n_actions={n_actions!r} is not allowed: must be an int >= 1")
+        self.n_obs_states = n_obs_states
+        self.n_actions = n_actions
+        self.end_state = end_state
+        self._episode: list[int] = []
+        self._actions: list[int] = []
+        self.episodes_: list[list[int]] = []
+        self.actions_: list[list[int]] = []
+
+    def _check_obs(self, observation) -> int:
+        if isinstance(observation, bool) or not isinstance(observation, int | np.integer):
+            raise TypeError(
+                f"observation={observation!r}: must be an int in [0, {self.n_obs_states})"
+            )
+        if not 0 <= observation < self.n_obs_states:
+            raise ValueError(
+                f"observation={observation!r} is out of the alphabet: must be in "
+                f"[0, {self.n_obs_states})"
+            )
+        return int(observation)
+
+    def _check_action(self, action) -> int:
+        if isinstance(action, bool) or not isinstance(action, int | np.integer):
+            raise TypeError(
+                f"action={action!r}: must be one int in [0, {self.n_actions}) (not an array)"
+            )
+        if not 0 <= action < self.n_actions:
+            raise ValueError(f"action={action!r} is out of range: must be in [0, {self.n_actions})")
+        return int(action)
+
+    def _need_context(self) -> None:
+        if not self._episode:
+            raise UsageError("predict_next() needs a context: call partial_fit(observation) first")
+
+    def _acted(self) -> bool:
+        return len(self._actions) == len(self._episode)
+
+    def _action_or_pending(self, action: int | None) -> int | None:
+        """`action` if given, else the action taken after the last observation, else None."""
+        if action is not None:
+            return self._check_action(action)
+        return self._actions[-1] if self._episode and self._acted() else None
+
+    def observe(self, observation: int):
+        """Observe o_t (after the action passed to `act`)."""
+        o = self._check_obs(observation)
+        if self._episode and not self._acted():
+            if self.n_actions > 1:
+                raise UsageError("observe() twice without act(action) in between")
+            self._act(0)
+        self._observe(o)
+        self._episode.append(o)
+        return self
+
+    def act(self, action: int):
+        """Record a_t, the action taken after the last observation."""
+        if not self._episode or self._acted():
+            raise UsageError("act() needs a new observation first: call observe(observation)")
+        self._act(self._check_action(action))
+        return self
+
+    def _act(self, a: int) -> None:
+        self._actions.append(a)
+
+    def _observe(self, o: int) -> None:
+        pass
+
+    def partial_fit(self, observation: int, action: int = 0):
+        """`observe(observation)` then `act(action)`."""
+        self._check_obs(observation)
+        self._check_action(action)
+        return self.observe(observation).act(action)
+
+    def reset(self):
+        """Close the current episode (learning from it) and start a new one."""
+        if self._episode:
+            self.episodes_.append(self._episode)
+            self.actions_.append(self._actions)
+            self._end_episode(self._episode)
+        self._episode = []
+        self._actions = []
+        return self
+
+    def _end_episode(self, episode: list[int]) -> None:
+        pass
+
+    def _drop_end(self, p: np.ndarray) -> np.ndarray:
+        if self.end_state is None:
+            return p
+        q = p.copy()
+        q[..., self.end_state] = 0.0
+        return q
+
+
+# ---------------------------------------------------------------------------- Markov
+
+
+class MarkovCounts(_Base):
+    """First-order counts C[prev, next], all multiplied by (1 - forgetting) at each step."""
+
+    def __init__(
+        self,
+        n_obs_states: int,
+        *,
+        forgetting: float = 0.01,
+        pseudocount: float = 0.01,
+        end_state: int | None = None,
+    ) -> None:
+        super().__init__(n_obs_states, end_state)
+        if not 0 <= forgetting < 1:
+            raise ValueError(f"forgetting={forgetting!r} is not allowed: must be in [0, 1)")
+        self.forgetting = forgetting
+        self.pseudocount = pseudocount
+        self.counts_ = np.zeros((n_obs_states, n_obs_states))
+
+    def _observe(self, o: int) -> None:
+        if self._episode:
+            self.counts_ *= 1 - self.forgetting
+            self.counts_[self._episode[-1], o] += 1
+
+    def _transition(self) -> np.ndarray:
+        c = self.counts_ + self.pseudocount
+        rows = self.counts_.sum(1, keepdims=True) > 0
+        return np.where(rows, c / c.sum(1, keepdims=True), 0.0)
+
+    def predict_next(self, action: int | None = None) -> np.ndarray:
+        """p(o_{t+1} | o_t) (actions are ignored)."""
+        self._need_context()
+        return self._transition()[self._episode[-1]]
+
+    def successor_features(
+        self, gamma: float = 0.8, horizon: int = 50, *, action: int | None = None
+    ) -> np.ndarray:
+        """Exact SF of the first-order chain (actions are ignored)."""
+        self._need_context()
+        t = self._transition()
+        d = np.zeros(self.n_obs_states)
+        d[self._episode[-1]] = 1.0
+        sf = np.zeros(self.n_obs_states)
+        for k in range(horizon):
+            d = d @ t
+            sf += gamma**k * d
+            d = self._drop_end(d)
+        return sf
+
+
+# ---------------------------------------------------------------------------- clone HMM
+
+
+class CloneHMM(_Base):
+    """Clone-structured HMM (CSCG): `clones` hidden states per symbol, fixed emission, one
+    transition matrix per action; transitions and initial distribution refit by Baum-Welch on
+    the last `buffer_episodes` episodes every `refit_every` episodes (warm-started from the
+    current parameters). Rollouts use a uniform action after the first step."""
+
+    def __init__(
+        self,
+        n_obs_states: int,
+        n_actions: int = 1,
+        *,
+        clones: int = 10,
+        buffer_episodes: int = 200,
+        refit_every: int = 50,
+        em_iters: int = 10,
+        pseudocount: float = 1e-3,
+        end_state: int | None = None,
+        random_state: int | np.random.Generator | None = None,
+    ) -> None:
+        super().__init__(n_obs_states, end_state, n_actions)
+        self.clones = clones
+        self.buffer_episodes = buffer_episodes
+        self.refit_every = refit_every
+        self.em_iters = em_iters
+        self.pseudocount = pseudocount
+        rng = np.random.default_rng(random_state)
+        n = n_obs_states * clones
+        self.state_obs = np.repeat(np.arange(n_obs_states), clones)
+        t = rng.random((n_actions, n, n))
+        self.trans_ = t / t.sum(2, keepdims=True)
+        self.init_ = np.full(n, 1.0 / n)
+        self._belief: np.ndarray | None = None
+
+    def _mask(self, o) -> np.ndarray:
+        return (self.state_obs == o).astype(float)
+
+    def _transition(self, action: int | None) -> np.ndarray:
+        return self.trans_.mean(0) if action is None else self.trans_[action]
+
+    def _observe(self, o: int) -> None:
+        b = self._belief @ self.trans_[self._actions[-1]] if self._episode else self.init_
+        b = b * self._mask(o)
+        s = b.sum()
+        self._belief = b / s if s > 0 else self._mask(o) / self.clones
+
+    def predict_next(self, action: int | None = None) -> np.ndarray:
+        """p(o_{t+1} | o_{<=t}, a_t) by forward filtering (uniform action if unknown)."""
+        self._need_context()
+        b = self._belief @ self._transition(self._action_or_pending(action))
+        return np.bincount(self.state_obs, b, minlength=self.n_obs_states)
+
+    def successor_features(
+        self, gamma: float = 0.8, horizon: int = 50, *, action: int | None = None
+    ) -> np.ndarray:
+        """Exact rollout of the belief (first step with a_t, then a uniform action)."""
+        self._need_context()
+        b = self._belief
+        keep = 1.0 - self._mask(self.end_state) if self.end_state is not None else 1.0
+        t = self._transition(self._action_or_pending(action))
+        uniform = self._transition(None)
+        sf = np.zeros(self.n_obs_states)
+        for k in range(horizon):
+            b = b @ t
+            sf += gamma**k * np.bincount(self.state_obs, b, minlength=self.n_obs_states)
+            b = b * keep
+            t = uniform
+        return sf
+
+    def _end_episode(self, episode: list[int]) -> None:
+        if len(self.episodes_) % self.refit_every == 0:
+            self.fit_em(
+                self.episodes_[-self.buffer_episodes :], self.actions_[-self.buffer_episodes :]
+            )
+
+    def fit_em(self, episodes: list[list[int]], actions: list[list[int]] | None = None) -> CloneHMM:
+        """Baum-Welch iterations on `episodes` (with the actions taken after each observation;
+        none for a single action), grouped by length, from the current parameters."""
+        if actions is None:
+            actions = [[0] * len(e) for e in episodes]
+        by_len: dict[int, list[tuple[list[int], list[int]]]] = {}
+        for e, a in zip(episodes, actions):
+            by_len.setdefault(len(e), []).append((e, (list(a) + [0] * len(e))[: len(e)]))
+        masks = np.eye(self.n_obs_states)[self.state_obs].T  # (K, S)
+        single = self.n_actions == 1
+        for _ in range(self.em_iters):
+            xi = np.zeros_like(self.trans_)
+            g0 = np.zeros_like(self.init_)
+            for length, group in by_len.items():
+                x = np.asarray([e for e, _ in group])  # (B, L)
+                acts = np.asarray([a for _, a in group])  # (B, L)
+                em = masks[x]  # (B, L, S)
+                alpha = np.zeros(em.shape)
+                scale = np.zeros(x.shape)
+                a = self.init_ * em[:, 0]
+                for t in range(length):
+                    if t:
+                        prev = alpha[:, t - 1]
+                        moved = (
+                            prev @ self.trans_[0]
+                            if single
+                            else np.einsum("bi,bij->bj", prev, self.trans_[acts[:, t - 1]])
+                        )
+                        a = moved * em[:, t]
+                    scale[:, t] = a.sum(1) + 1e-300
+                    alpha[:, t] = a / scale[:, t, None]
+                beta = np.ones(em.shape)
+                for t in range(length - 2, -1, -1):
+                    nxt = em[:, t + 1] * beta[:, t + 1]
+                    back = (
+                        nxt @ self.trans_[0].T
+                        if single
+                        else np.einsum("bj,bij->bi", nxt, self.trans_[acts[:, t]])
+                    )
+                    beta[:, t] = back / scale[:, t + 1, None]
+                post0 = alpha[:, 0] * beta[:, 0]
+                g0 += (post0 / post0.sum(1, keepdims=True)).sum(0)
+                for t in range(length - 1):
+                    r = em[:, t + 1] * beta[:, t + 1] / scale[:, t + 1, None]
+                    if single:
+                        xi[0] += self.trans_[0] * (alpha[:, t].T @ r)
+                    else:
+                        for act in np.unique(acts[:, t]):
+                            sel = acts[:, t] == act
+                            xi[act] += self.trans_[act] * (alpha[sel, t].T @ r[sel])
+            xi += self.pseudocount
+            self.trans_ = xi / xi.sum(2, keepdims=True)
+            self.init_ = (g0 + self.pseudocount) / (g0 + self.pseudocount).sum()
+        return self
+
+
+# ---------------------------------------------------------------------------- RNNs
+
+
+class _RecurrentPredictor(_Base):
+    """Next-observation prediction with a recurrent torch module, trained on an episode
+    buffer. The input at step t is one-hot(o_t), followed by one-hot(a_t) when there is more
+    than one action; the target is o_{t+1}."""
+
+    def __init__(
+        self,
+        n_obs_states: int,
+        n_actions: int = 1,
+        *,
+        hidden: int = 100,
+        lr: float = 0.002,
+        buffer_episodes: int = 1000,
+        train_every: int = 10,
+        n_batches: int = 50,
+        batch_size: int = 50,
+        online_steps: int = 1,
+        end_state: int | None = None,
+        random_state: int | None = None,
+    ) -> None:
+        super().__init__(n_obs_states, end_state, n_actions)
+        if not lr > 0:
+            raise ValueError(f"lr={lr!r} is not allowed: must be > 0")
+        self.hidden = hidden
+        self.n_inputs = n_obs_states + (n_actions if n_actions > 1 else 0)
+        self.buffer_episodes = buffer_episodes
+        self.train_every = train_every
+        self.n_batches = n_batches
+        self.batch_size = batch_size
+        self.online_steps = online_steps
+        seed = int(np.random.default_rng(random_state).integers(2**31))
+        self._gen = torch.Generator().manual_seed(seed)
+        with torch_seed(seed):  # default inits read torch's global generator
+            self.net = self._build()
+        self.opt = torch.optim.Adam(self.net.parameters(), lr=lr)
+        self._state = None  # state before the last observation's step
+        self._stepped = None  # (logits, state) after it, once the action is known
+
+    def _build(self) -> nn.Module:
+        raise NotImplementedError
+
+    def _init_state(self, batch: int):
+        raise NotImplementedError
+
+    def _step(self, x: torch.Tensor, state):
+        """One step: x (B, n_inputs) -> (logits (B, K), state)."""
+        raise NotImplementedError
+
+    def _input(self, obs: torch.Tensor, action: int | np.ndarray | None) -> torch.Tensor:
+        """Input rows for observation distributions `obs` (B, K) and an action (None:
+        uniform)."""
+        if self.n_actions == 1:
+            return obs
+        a = torch.full((obs.shape[0], self.n_actions), 1.0 / self.n_actions)
+        if action is not None:
+            a = torch.nn.functional.one_hot(torch.as_tensor(action), self.n_actions).float()
+            a = a.expand(obs.shape[0], -1)
+        return torch.cat([obs, a], dim=1)
+
+    def _observe(self, o: int) -> None:
+        if not self._episode:
+            self._state = self._init_state(1)
+        else:
+            self._state = self._stepped[1]
+        self._stepped = None
+
+    def _act(self, a: int) -> None:
+        super()._act(a)
+        self._stepped = self._advance(a)
+
+    def _advance(self, action: int | None):
+        x = torch.zeros(1, self.n_obs_states)
+        x[0, self._episode[-1] if self._episode else 0] = 1.0
+        with torch.no_grad():
+            return self._step(self._input(x, action), self._state)
+
+    def _after(self, action: int | None):
+        a = self._action_or_pending(action)
+        if action is None and self._stepped is not None:
+            return self._stepped
+        return self._advance(a)
+
+    def predict_next(self, action: int | None = None) -> np.ndarray:
+        """p(o_{t+1} | o_{<=t}, a_t) (uniform action if unknown)."""
+        self._need_context()
+        logits, _ = self._after(action)
+        return torch.softmax(logits[0], -1).double().numpy()
+
+    def successor_features(
+        self, gamma: float = 0.8, horizon: int = 50, *, action: int | None = None
+    ) -> np.ndarray:
+        """Mean-field rollout: the predicted distribution (END removed, renormalised) is the next
+        input, with a uniform action after the first step; the mass that survives END scales
+        later predictions."""
+        self._need_context()
+        logits, state = self._after(action)
+        return self._rollout(logits, state, gamma, horizon)[0]
+
+    def successor_features_actions(
+        self, gamma: float = 0.8, horizon: int = 50, actions=None
+    ) -> np.ndarray:
+        """`successor_features` for several first actions (default: all), as one batch."""
+        self._need_context()
+        acts = list(range(self.n_actions)) if actions is None else list(actions)
+        x = torch.zeros(len(acts), self.n_obs_states)
+        x[:, self._episode[-1]] = 1.0
+        if self.n_actions > 1:
+            a = torch.stack(
+                [
+                    torch.full((self.n_actions,), 1.0 / self.n_actions)
+                    if b is None
+                    else torch.nn.functional.one_hot(
+                        torch.tensor(self._check_action(b)), self.n_actions
+                    ).float()
+                    for b in acts
+                ]
+            )
+            x = torch.cat([x, a], dim=1)
+        state = tuple(t.expand(len(acts), -1) for t in self._state)
+        with torch.no_grad():
+            logits, state = self._step(x, state)
+        return self._rollout(logits, state, gamma, horizon)
+
+    # DEVIATION: LSTM/RWKV SFs come from mean-field rollouts (the predicted distribution is
+    # fed back as a soft input); sampling rollouts would be exact in expectation but costly.
+    def _rollout(self, logits, state, gamma: float, horizon: int) -> np.ndarray:
+        sf = np.zeros((logits.shape[0], self.n_obs_states))
+        alive = np.ones(logits.shape[0])
+        with torch.no_grad():
+            for k in range(horizon):
+                p = torch.softmax(logits, -1).double().numpy()
+                sf += gamma**k * alive[:, None] * p
+                q = self._drop_end(p)
+                alive = alive * q.sum(1)
+                if alive.max() < 1e-6:
+                    break
+                x = torch.as_tensor(q / q.sum(1, keepdims=True), dtype=torch.float32)
+                logits, state = self._step(self._input(x, None), state)
+        return sf
+
+    def _loss(self, batch: list[tuple[list[int], list[int]]]) -> torch.Tensor:
+        x = torch.as_tensor([e for e, _ in batch])  # (B, L), equal lengths
+        acts = torch.as_tensor([a for _, a in batch])
+        onehot = torch.nn.functional.one_hot(x, self.n_obs_states).float()
+        state = self._init_state(x.shape[0])
+        losses = []
+        for t in range(x.shape[1] - 1):
+            inp = onehot[:, t]
+            if self.n_actions > 1:
+                inp = torch.cat(
+                    [inp, torch.nn.functional.one_hot(acts[:, t], self.n_actions).float()], 1
+                )
+            logits, state = self._step(inp, state)
+            losses.append(nn.functional.cross_entropy(logits, x[:, t + 1]))
+        return torch.stack(losses).mean()
+
+    def _update(self, batch) -> None:
+        self.opt.zero_grad()
+        self._loss(batch).backward()
+        self.opt.step()
+
+    def _end_episode(self, episode: list[int]) -> None:
+        if len(episode) < 2:
+            return
+        actions = (self.actions_[-1] + [0] * len(episode))[: len(episode)]
+        for _ in range(self.online_steps):
+            self._update([(episode, actions)])
+        if len(self.episodes_) % self.train_every == 0:
+            start = max(0, len(self.episodes_) - self.buffer_episodes)
+            # DEVIATION: a batch holds episodes of one length (a length drawn uniformly among
+            # those in the buffer, then episodes at random), instead of padded mixed lengths.
+            by_len: dict[int, list[tuple[list[int], list[int]]]] = {}
+            for e, a in zip(self.episodes_[start:], self.actions_[start:]):
+                if len(e) >= 2:
+                    by_len.setdefault(len(e), []).append((e, (a + [0] * len(e))[: len(e)]))
+            lengths = sorted(by_len)
+            for _ in range(self.n_batches):
+                pick = int(torch.randint(len(lengths), (1,), generator=self._gen))
+                group = by_len[lengths[pick]]
+                size = min(self.batch_size, len(group))
+                idx = torch.randint(len(group), (size,), generator=self._gen)
+                self._update([group[i] for i in idx.tolist()])
+
+
+class LSTMPredictor(_RecurrentPredictor):
+    """One-layer LSTM (hidden 100) with a linear read-out."""
+
+    def _build(self) -> nn.Module:
+        return nn.ModuleDict(
+            {
+                "cell": nn.LSTMCell(self.n_inputs, self.hidden),
+                "out": nn.Linear(self.hidden, self.n_obs_states),
+            }
+        )
+
+    def _init_state(self, batch: int):
+        z = torch.zeros(batch, self.hidden)
+        return (z, z)
+
+    def _step(self, x, state):
+        h, c = self.net["cell"](x, state)
+        return self.net["out"](h), (h, c)
+
+
+class RWKVCell(nn.Module):
+    """One RWKV-4 block in recurrent form: time mixing (token shift, receptance, WKV with
+    per-channel decay w and bonus u) and channel mixing (token shift, squared ReLU).
+
+    State per sequence: previous inputs of both mixings, and the WKV numerator/denominator.
+    """
+
+    def __init__(self, d: int) -> None:
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.mix_k, self.mix_v, self.mix_r = (nn.Parameter(torch.full((d,), 0.5)) for _ in range(3))
+        self.mix_fk, self.mix_fr = (nn.Parameter(torch.full((d,), 0.5)) for _ in range(2))
+        self.decay = nn.Parameter(torch.linspace(-3.0, 1.0, d))  # w = -exp(decay)
+        self.bonus = nn.Parameter(torch.zeros(d))  # u
+        self.key, self.value, self.recept = (nn.Linear(d, d, bias=False) for _ in range(3))
+        self.output = nn.Linear(d, d, bias=False)
+        self.fkey = nn.Linear(d, 2 * d, bias=False)
+        self.fvalue = nn.Linear(2 * d, d, bias=False)
+        self.frecept = nn.Linear(d, d, bias=False)
+
+    def forward(self, x, state):
+        prev_att, num, den, prev_ffn = state
+        xa = self.ln1(x)
+        k = self.key(xa * self.mix_k + prev_att * (1 - self.mix_k)).clamp(-30, 30)
+        v = self.value(xa * self.mix_v + prev_att * (1 - self.mix_v))
+        r = torch.sigmoid(self.recept(xa * self.mix_r + prev_att * (1 - self.mix_r)))
+        eu = torch.exp(self.bonus + k)
+        wkv = (num + eu * v) / (den + eu)
+        x = x + self.output(r * wkv)
+        w = torch.exp(-torch.exp(self.decay))
+        ek = torch.exp(k)
+        num, den = w * num + ek * v, w * den + ek
+        xf = self.ln2(x)
+        kf = torch.relu(self.fkey(xf * self.mix_fk + prev_ffn * (1 - self.mix_fk))) ** 2
+        rf = torch.sigmoid(self.frecept(xf * self.mix_fr + prev_ffn * (1 - self.mix_fr)))
+        x = x + rf * self.fvalue(kf)
+        return x, (xa, num, den, xf)
+
+
+class RWKVPredictor(_RecurrentPredictor):
+    """Linear embedding, one hand-written RWKV block (width 100), layer norm and read-out."""
+
+    def _build(self) -> nn.Module:
+        d = self.hidden
+        return nn.ModuleDict(
+            {
+                "emb": nn.Linear(self.n_inputs, d, bias=False),
+                "block": RWKVCell(d),
+                "ln": nn.LayerNorm(d),
+                "out": nn.Linear(d, self.n_obs_states),
+            }
+        )
+
+    def _init_state(self, batch: int):
+        z = torch.zeros(batch, self.hidden)
+        return (z, z, z, z)
+
+    def _step(self, x, state):
+        h, state = self.net["block"](self.net["emb"](x), state)
+        return self.net["out"](self.net["ln"](h)), state

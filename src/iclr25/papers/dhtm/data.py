@@ -1,0 +1,94 @@
+"""Non-stationary aliased sequences (synthetic), with the exact oracle posterior.
+
+Six sequences of five symbols over an alphabet of eight, in three pairs. The two sequences of a
+pair share their three middle symbols and differ in head and tail, so the tail depends on the
+symbol four steps back; every symbol appears in at least two sequences, so first-order
+statistics are ambiguous. Each episode draws one sequence (non-uniform probabilities) and ends
+with an END symbol (index 8), so the alphabet the models see has nine states.
+
+Phase B rotates the tails of one sequence of each pair and permutes the probabilities; phases
+alternate A, B, A, ... (notes §4A).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+N_SYMBOLS = 8
+SEQ_LEN = 5
+END = N_SYMBOLS  # index of the end-of-episode symbol
+N_STATES = N_SYMBOLS + 1
+
+
+@dataclass(frozen=True)
+class SequenceProcess:
+    """One stationary phase: the sequences (each followed by END) and their probabilities."""
+
+    seqs: np.ndarray  # (n_seq, SEQ_LEN + 1), last column END
+    probs: np.ndarray  # (n_seq,)
+
+    def sample(self, rng: np.random.Generator) -> np.ndarray:
+        """One episode: the symbols of one sequence, then END."""
+        return self.seqs[rng.choice(len(self.probs), p=self.probs)]
+
+    def oracle(self, episode: np.ndarray, gamma: float, horizon: int):
+        """Exact predictions along `episode`.
+
+        Returns (pred, sf): pred[t] = p(o_{t+1} | o_{<=t}) for t = 0..len-2, shape
+        (len-1, N_STATES); sf[t] = Σ_{k<horizon} γ^k p(o_{t+k+1} | o_{<=t}), shape
+        (len, N_STATES) (zero after END).
+        """
+        length = episode.shape[0]
+        w = self.probs.copy()
+        pred = np.zeros((length - 1, N_STATES))
+        sf = np.zeros((length, N_STATES))
+        for t in range(length):
+            w = w * (self.seqs[:, t] == episode[t])
+            post = w / w.sum()
+            for k in range(min(horizon, length - 1 - t)):
+                np.add.at(sf[t], self.seqs[:, t + k + 1], gamma**k * post)
+            if t < length - 1:
+                np.add.at(pred[t], self.seqs[:, t + 1], post)
+        return pred, sf
+
+
+def _valid(seqs: np.ndarray) -> bool:
+    counts = np.zeros(N_SYMBOLS, int)
+    for s in seqs:
+        counts[np.unique(s)] += 1
+    if counts.min() < 2:
+        return False
+    if len({tuple(s) for s in seqs}) < len(seqs):
+        return False
+    for p in range(0, len(seqs), 2):  # within a pair: distinct heads and tails
+        a, b = seqs[p], seqs[p + 1]
+        if a[0] == b[0] or a[-1] == b[-1]:
+            return False
+    return True
+
+
+def make_phases(rng: np.random.Generator) -> tuple[SequenceProcess, SequenceProcess]:
+    """Phases A and B of the aliased-sequence task (rejection sampling of valid layouts)."""
+    while True:
+        seqs = np.zeros((6, SEQ_LEN), np.int64)
+        for p in range(3):
+            middle = rng.choice(N_SYMBOLS, 3, replace=False)
+            heads = rng.choice(N_SYMBOLS, 2, replace=False)
+            tails = rng.choice(N_SYMBOLS, 2, replace=False)
+            for i in range(2):
+                seqs[2 * p + i] = [heads[i], *middle, tails[i]]
+        swapped = seqs.copy()
+        first = [0, 2, 4]  # one sequence of each pair: rotate their tails
+        swapped[first, -1] = seqs[np.roll(first, 1), -1]
+        if _valid(seqs) and _valid(swapped) and not np.array_equal(seqs, swapped):
+            break
+    weights = np.arange(1.0, 7.0)
+    probs_a = rng.permutation(weights) / weights.sum()
+    probs_b = rng.permutation(weights) / weights.sum()
+    end = np.full((6, 1), END)
+    return (
+        SequenceProcess(np.hstack([seqs, end]), probs_a),
+        SequenceProcess(np.hstack([swapped, end]), probs_b),
+    )

@@ -1,0 +1,89 @@
+"""The gridworld environment (Gymnasium API) and the agents."""
+
+import numpy as np
+import pytest
+
+from iclr25.core.testing import needs
+
+pytestmark = needs("gymnasium")
+
+
+def make_env(**kw):
+    from iclr25.papers.dhtm.env import GridWorldPOMDP
+
+    return GridWorldPOMDP(**kw)
+
+
+def test_env_passes_gymnasium_checker():
+    from gymnasium.utils.env_checker import check_env
+
+    check_env(make_env(), skip_render_check=True)
+
+
+def test_env_dynamics_rewards_and_layouts(seed):
+    env = make_env(colour_seed=seed)
+    obs, info = env.reset()
+    assert info["position"] == (0, 2) and obs == env.colours[0, 2]
+    _, r, term, trunc, info = env.step(0)  # up: the border
+    assert info["position"] == (0, 2) and r == pytest.approx(-0.12)
+    assert env.shortest_path() == 4
+    for _ in range(3):
+        env.step(2)
+    obs, r, term, trunc, info = env.step(2)
+    assert term and not trunc and obs == env.n_colours and r == pytest.approx(0.98)
+    env.set_layout("blocked")
+    assert env.shortest_path() == 8
+    env.reset()
+    env.step(2)
+    _, r, _, _, info = env.step(2)  # into the wall
+    assert info["position"] == (1, 2) and r == pytest.approx(-0.12)
+
+
+def test_env_truncates():
+    env = make_env(max_steps=3)
+    env.reset()
+    out = [env.step(0) for _ in range(3)]
+    assert [o[3] for o in out] == [False, False, True]
+
+
+def test_env_bad_input():
+    env = make_env()
+    env.reset()
+    with pytest.raises(ValueError, match="action=4"):
+        env.step(4)
+    with pytest.raises(TypeError, match="action="):
+        env.step(np.array([1, 2]))
+    with pytest.raises(ValueError, match="layout='maze'"):
+        env.set_layout("maze")
+
+
+def test_episodic_control_replays_its_best_path(seed):
+    from iclr25.papers.dhtm.agent import EpisodicControl
+    from iclr25.papers.dhtm.experiment import run_episode
+
+    env = make_env(colour_seed=seed)
+    agent = EpisodicControl(4, epsilon=0.0, random_state=seed)
+    steps = [run_episode(env, agent) for _ in range(150)]
+    assert min(steps) < 50
+    assert steps[-1] == min(steps)  # greedy on the best return found
+
+
+def test_sf_agent_with_dhtm_learns_the_free_layout(seed):
+    from iclr25.papers.dhtm.agent import SFAgent
+    from iclr25.papers.dhtm.experiment import run_episode
+    from iclr25.papers.dhtm.method import DHTM
+
+    env = make_env(colour_seed=seed)
+    memory = DHTM(
+        5,
+        4,
+        cells_per_column=10,
+        n_copies=1,
+        n_vars_per_factor=2,
+        burst="uniform",
+        random_state=seed,
+    )
+    agent = SFAgent(memory, 5, 4, horizon=8, random_state=seed)
+    steps = [run_episode(env, agent) for _ in range(25)]
+    assert agent.rewards_[env.n_colours] > 0.5  # the goal colour is rewarding
+    assert np.mean(steps[-5:]) < np.mean(steps[:5])
