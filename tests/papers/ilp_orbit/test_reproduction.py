@@ -78,7 +78,7 @@ def _params(preset, xfail):
 
 
 @pytest.fixture(scope="module")
-def quickpreset_verdicts(tmp_path_factory):
+def quick_verdicts(tmp_path_factory):
     cache: dict[str, object] = {}
 
     def get(exp):
@@ -90,7 +90,7 @@ def quickpreset_verdicts(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def fullpreset_verdicts(tmp_path_factory):
+def full_verdicts(tmp_path_factory):
     cache: dict[str, object] = {}
 
     def get(exp):

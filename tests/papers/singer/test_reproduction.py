@@ -48,7 +48,7 @@ def hjb_quick(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def fullpreset_verdicts(tmp_path_factory):
+def full_verdicts(tmp_path_factory):
     """Full-preset verdicts per experiment, each computed once (slow tier only)."""
     cache = {}
 
