@@ -16,15 +16,13 @@ lower them; wall-clock rates are reported beside them. The paper's online config
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from iclr25.core.envinfo import envinfo
-from iclr25.core.results import atomic_write_text
+from iclr25.core.bench import bench_result, print_rows
 from iclr25.papers.dhtm.data import N_STATES, make_phases
 from iclr25.papers.dhtm.method import DHTM
 
@@ -78,19 +76,14 @@ def main(argv: list[str] | None = None) -> dict:
                         "target_ratio": round(steps / cpu / TARGET, 3),
                     }
                 )
-    result = {
-        "benchmark": "dhtm_steps_per_s",
-        "reference": f"target {TARGET:g} steps/s on one core (issue)",
-        "settings": {**vars(args), "threads": 1, "configs": CONFIGS},
-        "rows": rows,
-        "env": envinfo(),
-    }
-    if args.out:
-        atomic_write_text(Path(args.out), json.dumps(result, indent=1) + "\n")
-    return result
+    return bench_result(
+        "dhtm_steps_per_s",
+        f"target {TARGET:g} steps/s on one core (issue)",
+        {**vars(args), "threads": 1, "configs": CONFIGS},
+        rows=rows,
+        out=args.out,
+    )
 
 
 if __name__ == "__main__":
-    res = main(sys.argv[1:])
-    for row in res["rows"]:
-        print(row)
+    print_rows(main(sys.argv[1:]))
