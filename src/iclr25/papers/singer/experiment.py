@@ -46,7 +46,7 @@ from iclr25.papers.singer.method import (
     solve,
 )
 
-LEARNED = ("singer", "singer_no_noise", "node", "pino")
+LEARNED = ("singer", "singer_no_noise", "node", "pino", "pino_autograd")
 FLOWS = ("singer", "singer_no_noise", "node")  # the methods that define a flow θ_0 -> θ_t
 
 
@@ -107,8 +107,6 @@ class SingerConfig:
     """Width of NODE's and PINO's MLPs."""
     baseline_depth: int = 3
     """Hidden layers of NODE's and PINO's MLPs."""
-    pino_times: int = 4
-    """Random times per initial condition in PINO's loss."""
     test_ics: int = 32
     """Unseen initial conditions in the test set."""
     test_points: int = 256
@@ -131,7 +129,6 @@ class SingerConfig:
         for name in ("hidden", "layers", "message_depth", "baseline_hidden", "baseline_depth"):
             check(getattr(self, name) >= 1, name, getattr(self, name), ">= 1")
         for name in (
-            "pino_times",
             "test_ics",
             "test_points",
             "mc_samples",
@@ -196,13 +193,15 @@ def build(method: str, cfg: SingerConfig, subnet: SubNetwork, seed: int) -> torc
             return SINGER(subnet, cfg.hidden, cfg.layers, cfg.message_depth, noise, cfg.add_theta)
         if method == "node":
             return NODE(subnet, cfg.baseline_hidden, cfg.baseline_depth)
-        if method == "pino":
-            return PINO(subnet, cfg.baseline_hidden, cfg.baseline_depth)
+        if method in ("pino", "pino_autograd"):
+            derivative = "difference" if method == "pino" else "autograd"
+            return PINO(
+                subnet, cfg.baseline_hidden, cfg.baseline_depth, cfg.horizon, derivative=derivative
+            )
     raise ValueError(f"method={method!r} is not allowed: use one of {LEARNED}")
 
 
 def train(
-    method: str,
     model: torch.nn.Module,
     cfg: SingerConfig,
     problem,
@@ -213,10 +212,10 @@ def train(
     subnet, pde, volume, sample_x = problem
     model.train()
 
-    if method == "pino":
+    if isinstance(model, PINO):
 
         def loss_fn(theta0, x, seed):
-            return model.loss(pde, theta0, x, cfg.horizon, volume, seed, cfg.pino_times)
+            return model.loss(pde, theta0, x, volume, cfg.solver_steps)
     else:
 
         def loss_fn(theta0, x, seed):
@@ -239,9 +238,9 @@ def train(
     return curve
 
 
-def predict(method: str, model, cfg: SingerConfig, theta0: torch.Tensor) -> torch.Tensor:
+def predict(model, cfg: SingerConfig, theta0: torch.Tensor) -> torch.Tensor:
     """θ_T from θ_0 in eval mode."""
-    if method == "pino":
+    if isinstance(model, PINO):
         with torch.no_grad():
             return model(theta0, cfg.horizon)
     return solve(model, theta0, cfg.horizon, cfg.solver_steps)
@@ -270,10 +269,10 @@ def run(cfg: SingerConfig, ctx: RunContext) -> dict[str, float]:
 
         start = time.perf_counter()
         # the same training stream (batches, points, noise seeds) for every method: paired runs
-        curve = train(method, model, cfg, problem, ctx.rngs.child("train").torch(), log)
+        curve = train(model, cfg, problem, ctx.rngs.child("train").torch(), log)
         metrics[f"{method}/train_seconds"] = time.perf_counter() - start
         metrics[f"{method}/final_loss"] = sum(curve[-10:]) / len(curve[-10:])
-        metrics[f"{method}/rel_l2"] = _error(subnet, predict(method, model, cfg, test.theta0), test)
+        metrics[f"{method}/rel_l2"] = _error(subnet, predict(model, cfg, test.theta0), test)
         models[method] = model
 
     for method in FLOWS:
@@ -393,7 +392,6 @@ HEAT_PRESETS = {
         message_depth=1,
         baseline_hidden=8,
         baseline_depth=1,
-        pino_times=1,
         test_ics=2,
         test_points=8,
         mc_samples=16,
@@ -432,7 +430,6 @@ HJB_PRESETS = {
         message_depth=1,
         baseline_hidden=8,
         baseline_depth=1,
-        pino_times=1,
         test_ics=2,
         test_points=8,
         mc_samples=16,
