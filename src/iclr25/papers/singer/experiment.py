@@ -51,9 +51,10 @@ FLOWS = ("singer", "singer_no_noise", "node")  # the methods that define a flow 
 
 
 # DEVIATION: laptop scale. Heat uses width 16 (paper 80), HJB width 10 (paper 50); SINGER's
-# node width is 16 (message MLP width 100 in the paper), NODE/PINO MLPs 128 x 3 (paper
-# 1000 x 5); 150 Adam steps of batch 8 with 128 points at lr 3e-3 (paper: 10-30 epochs over
-# 150k initial conditions, batch 64, 1000-5000 points, lr 1e-4..5e-4). The full presets use
+# node width is 16 (message MLP width 100 in the paper), NODE/PINO MLPs 128 x 3 (paper: NODE
+# 1000 x 5, PINO 512 x 2); 150 Adam steps of batch 8 with 128 points at lr 3e-3 (paper: 10-30
+# epochs over 150k initial conditions, batch 64, 1000-5000 points, lr 1e-4..5e-4). The full
+# presets use
 # RK4 with T/5 steps and one residual block per message MLP (paper: T/10, two), the quick
 # presets T/2, about 2.5x and 6x less work per training step. HJB runs to T = 0.5 (paper
 # T = 1) with test points from N(0, I). Seeds: 3 (the number), not the default 5.
