@@ -6,6 +6,7 @@ import math
 import pytest
 import torch
 
+from iclr25.core.seeding import torch_seed
 from iclr25.papers.singer import (
     HJB,
     NODE,
@@ -21,6 +22,7 @@ from iclr25.papers.singer import (
     dropout_noise,
     heat_truth,
     initial_conditions,
+    operator,
     parameter_graph,
     relative_l2,
     residual_loss,
@@ -28,6 +30,7 @@ from iclr25.papers.singer import (
     solve,
 )
 from iclr25.papers.singer import reference as ref
+from iclr25.papers.singer.data import uniform_points
 
 D = torch.float64
 
@@ -283,13 +286,74 @@ def test_baselines_shapes_and_pino_initial_condition(seed):
     sub = HJBNet(2, 3)
     theta = initial_conditions(sub, 4, _gen(seed, 13))
     torch.manual_seed(seed)
-    node, pino = NODE(sub, 16, 2), PINO(sub, 16, 2)
+    node = NODE(sub, 16, 2)
     assert node(theta).shape == theta.shape
-    assert torch.equal(pino(theta, 0.0), theta)
     x = torch.randn(8, 2, generator=_gen(seed, 14))
-    loss = pino.loss(HJB(), theta, x, 0.5, noise_seed=seed)
-    loss.backward()
-    assert loss.item() > 0 and pino.net[0].weight.grad is not None
+    for derivative in ("difference", "autograd"):
+        pino = PINO(sub, 16, 2, horizon=0.5, derivative=derivative)
+        assert torch.equal(pino(theta, 0.0), theta)  # c_skip(0) = 1, c_out(0) = 0
+        assert pino(theta, 0.5).shape == theta.shape
+        loss = pino.loss(HJB(), theta, x, steps=3)
+        loss.backward()
+        assert loss.item() > 0 and pino.embed.inp.weight.grad is not None
+
+
+def _pino_loss_loop(pino, pde, theta0, x, volume, steps, exact):
+    """PINO's loss by a plain RK4 loop on dr/dt = rate(t), with per-sample autograd in t."""
+
+    def rate(t):
+        rows = []
+        for th0 in theta0:
+            th0 = th0[None]
+            if exact:
+                tt = torch.tensor(t, dtype=th0.dtype, requires_grad=True)
+                theta = pino(th0, tt)
+                dot = torch.stack(
+                    [
+                        torch.autograd.grad(theta[0, j], tt, retain_graph=True)[0]
+                        for j in range(theta.shape[1])
+                    ]
+                )
+                u = pino.subnet(theta, x)[0]
+                jac = torch.stack(
+                    [
+                        torch.autograd.grad(u[i], theta, retain_graph=True)[0][0]
+                        for i in range(len(x))
+                    ]
+                )
+                dudt = jac @ dot
+            else:
+                dt = pino.horizon / 100
+                theta = pino(th0, t)
+                dudt = ((pino.subnet(pino(th0, t + dt), x) - pino.subnet(theta, x)) / dt)[0]
+            res = dudt - operator(pino.subnet, pde, theta.detach(), x)[0]
+            rows.append(volume * (res * res).mean())
+        return torch.stack(rows).mean()
+
+    h, r = pino.horizon / steps, 0.0
+    for i in range(steps):
+        k1, k2, k4 = rate(i * h), rate(i * h + h / 2), rate(i * h + h)
+        r = r + h / 6 * (k1 + 4 * k2 + k4)
+    return r
+
+
+@pytest.mark.parametrize("derivative", ["difference", "autograd"])
+def test_pino_loss_equals_rk4_loop(seed, derivative):
+    sub = HeatNet(2, 3)
+    theta = initial_conditions(sub, 3, _gen(seed, 16)).double()
+    x = uniform_points(5, 2, _gen(seed, 17)).double()
+    with torch_seed(seed):
+        pino = PINO(sub, 8, 1, horizon=0.1, derivative=derivative).double()
+    fast = pino.loss(Heat(), theta, x, volume=4.0, steps=2)
+    slow = _pino_loss_loop(pino, Heat(), theta, x, 4.0, 2, derivative == "autograd")
+    assert torch.allclose(fast, slow, rtol=1e-9)
+
+
+def test_pino_rejects_bad_options():
+    with pytest.raises(ValueError, match="derivative='spectral'"):
+        PINO(HeatNet(2, 3), derivative="spectral")
+    with pytest.raises(ValueError, match="horizon=0"):
+        PINO(HeatNet(2, 3), horizon=0)
 
 
 def test_heat_initial_conditions_mix_ball_and_gaussian(seed):

@@ -10,7 +10,7 @@ import numpy as np
 
 from iclr25.core.plotting import curve_band, figure_path, pyplot, save
 
-METHODS = ("frozen", "pino", "node", "singer_no_noise", "singer", "oracle")
+METHODS = ("frozen", "pino", "pino_autograd", "node", "singer_no_noise", "singer", "oracle")
 
 
 def figures(results: Sequence[Any], out_dir: Path) -> list[Path]:
@@ -21,7 +21,7 @@ def figures(results: Sequence[Any], out_dir: Path) -> list[Path]:
     name = results[0].experiment
     paths = []
     fig, ax = plt.subplots(figsize=(5, 3.4))
-    for method in ("singer", "singer_no_noise", "node", "pino"):
+    for method in ("singer", "singer_no_noise", "node", "pino", "pino_autograd"):
         steps, mean, band = curve_band(results, f"{method}/loss")
         if steps.size:
             ax.semilogy(steps, mean, label=method)
