@@ -59,6 +59,34 @@ def test_xfail_reasons_are_the_docs_page_words():
         assert reason in page, reason[:60]
 
 
+def _xfail(claim, reason):
+    return pytest.param(claim, marks=pytest.mark.xfail(strict=True, reason=reason))
+
+
+FORECAST_QUICK = [
+    "far_below_repeat_last",
+    "params_about_13k",
+    _xfail("beats_dlinear_h96", DLINEAR_QUICK),
+    _xfail("beats_dlinear_h192", DLINEAR_QUICK),
+]
+ABLATION_QUICK = [
+    "beats_fixed_order",
+    _xfail("beats_mlp", MLP_QUICK),
+    _xfail("beats_no_decomp", NO_DECOMP_QUICK),
+]
+FORECAST_FULL = [
+    "far_below_repeat_last",
+    "params_about_13k",
+    _xfail("beats_dlinear_h96", DLINEAR_FULL),
+    _xfail("beats_dlinear_h192", DLINEAR_FULL),
+]
+ABLATION_FULL = [
+    "beats_no_decomp",
+    _xfail("beats_mlp", MLP_FULL),
+    _xfail("beats_fixed_order", FIXED_ORDER_FULL),
+]
+
+
 @pytest.fixture(scope="module")
 def forecast_quick(tmp_path_factory):
     return preset_verdicts(tmp_path_factory, "timekan.forecast", "quick")
@@ -69,57 +97,9 @@ def ablation_quick(tmp_path_factory):
     return preset_verdicts(tmp_path_factory, "timekan.ablation", "quick")
 
 
-@pytest.mark.quick
-@pytest.mark.xdist_group("timekan_forecast_quick")
-def test_quick_far_below_repeat_last_and_about_13k_parameters(forecast_quick):
-    assert_reproduced(forecast_quick, ["far_below_repeat_last", "params_about_13k"])
-
-
-@pytest.mark.quick
-@pytest.mark.xdist_group("timekan_forecast_quick")
-@pytest.mark.xfail(strict=True, reason=DLINEAR_QUICK)
-@pytest.mark.parametrize("claim", ["beats_dlinear_h96", "beats_dlinear_h192"])
-def test_quick_beats_dlinear(forecast_quick, claim):
-    assert_reproduced(forecast_quick, [claim])
-
-
-@pytest.mark.quick
-@pytest.mark.xdist_group("timekan_ablation_quick")
-def test_quick_rising_order_beats_fixed_order(ablation_quick):
-    assert_reproduced(ablation_quick, ["beats_fixed_order"])
-
-
-@pytest.mark.quick
-@pytest.mark.xdist_group("timekan_ablation_quick")
-@pytest.mark.xfail(strict=True, reason=MLP_QUICK)
-def test_quick_kan_beats_mlp(ablation_quick):
-    assert_reproduced(ablation_quick, ["beats_mlp"])
-
-
-@pytest.mark.quick
-@pytest.mark.xdist_group("timekan_ablation_quick")
-@pytest.mark.xfail(strict=True, reason=NO_DECOMP_QUICK)
-def test_quick_decomposition_beats_one_level(ablation_quick):
-    assert_reproduced(ablation_quick, ["beats_no_decomp"])
-
-
 @pytest.fixture(scope="module")
 def forecast_full(tmp_path_factory):
     return preset_verdicts(tmp_path_factory, "timekan.forecast", "full")
-
-
-@pytest.mark.slow
-@pytest.mark.xdist_group("timekan_forecast_full")
-def test_full_far_below_repeat_last_and_about_13k_parameters(forecast_full):
-    assert_reproduced(forecast_full, ["far_below_repeat_last", "params_about_13k"])
-
-
-@pytest.mark.slow
-@pytest.mark.xdist_group("timekan_forecast_full")
-@pytest.mark.xfail(strict=True, reason=DLINEAR_FULL)
-@pytest.mark.parametrize("claim", ["beats_dlinear_h96", "beats_dlinear_h192"])
-def test_full_beats_dlinear(forecast_full, claim):
-    assert_reproduced(forecast_full, [claim])
 
 
 @pytest.fixture(scope="module")
@@ -127,24 +107,32 @@ def ablation_full(tmp_path_factory):
     return preset_verdicts(tmp_path_factory, "timekan.ablation", "full")
 
 
-@pytest.mark.slow
-@pytest.mark.xdist_group("timekan_ablation_full")
-def test_full_decomposition_beats_one_level(ablation_full):
-    assert_reproduced(ablation_full, ["beats_no_decomp"])
+@pytest.mark.quick
+@pytest.mark.xdist_group("timekan_forecast_quick")
+@pytest.mark.parametrize("claim", FORECAST_QUICK)
+def test_forecast_quick(forecast_quick, claim):
+    assert_reproduced(forecast_quick, [claim])
+
+
+@pytest.mark.quick
+@pytest.mark.xdist_group("timekan_ablation_quick")
+@pytest.mark.parametrize("claim", ABLATION_QUICK)
+def test_ablation_quick(ablation_quick, claim):
+    assert_reproduced(ablation_quick, [claim])
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("timekan_ablation_full")
-@pytest.mark.xfail(strict=True, reason=MLP_FULL)
-def test_full_kan_beats_mlp(ablation_full):
-    assert_reproduced(ablation_full, ["beats_mlp"])
+@pytest.mark.xdist_group("timekan_forecast_full")
+@pytest.mark.parametrize("claim", FORECAST_FULL)
+def test_forecast_full(forecast_full, claim):
+    assert_reproduced(forecast_full, [claim])
 
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("timekan_ablation_full")
-@pytest.mark.xfail(strict=True, reason=FIXED_ORDER_FULL)
-def test_full_rising_order_beats_fixed_order(ablation_full):
-    assert_reproduced(ablation_full, ["beats_fixed_order"])
+@pytest.mark.parametrize("claim", ABLATION_FULL)
+def test_ablation_full(ablation_full, claim):
+    assert_reproduced(ablation_full, [claim])
 
 
 def test_user_csv_in_ett_layout_end_to_end(tmp_path):

@@ -365,51 +365,33 @@ def slice_logits(
                 out[k, i, v] = acc[v]
             k += 1
         for t in range(roots.shape[0]):
-            if mode == 0:
-                _slice_tree(
-                    x,
-                    d,
-                    C,
-                    roots[t],
-                    feat,
-                    thr,
-                    left,
-                    right,
-                    catmask,
-                    ordered,
-                    value,
-                    acc,
-                    st_node,
-                    st_lo,
-                    st_hi,
-                    st_mask,
-                    cur,
-                )
-            else:
-                for v in range(C):
-                    tmp[v] = 0.0
-                _slice_tree(
-                    x,
-                    d,
-                    C,
-                    roots[t],
-                    feat,
-                    thr,
-                    left,
-                    right,
-                    catmask,
-                    ordered,
-                    value,
-                    tmp,
-                    st_node,
-                    st_lo,
-                    st_hi,
-                    st_mask,
-                    cur,
-                )
-                for v in range(C):
-                    a = acc[v]
-                    b = tmp[v]
+            for v in range(C):
+                tmp[v] = 0.0
+            _slice_tree(
+                x,
+                d,
+                C,
+                roots[t],
+                feat,
+                thr,
+                left,
+                right,
+                catmask,
+                ordered,
+                value,
+                tmp,
+                st_node,
+                st_lo,
+                st_hi,
+                st_mask,
+                cur,
+            )
+            for v in range(C):
+                a = acc[v]
+                b = tmp[v]
+                if mode == 0:
+                    acc[v] = a + b
+                else:
                     hi_ = a if a > b else b
                     if hi_ == -np.inf:
                         acc[v] = -np.inf
