@@ -43,6 +43,13 @@ from iclr25.papers.icp.method import (
     td_loss,
 )
 
+# DEVIATION: Hanabi is turn-based but our agents are simultaneous-move: every player submits an
+# action each turn, the player on turn's action counts and the others' only legal action is
+# the no-op; Q_tot sums all players' Q values (the no-ops included). The budget is equal
+# environment steps (turns of live games), not games. ICP-DM's "lookup table" is the frozen
+# stage-1 network (its per-receiver head on the receiver's hand and the fireworks: too many
+# inputs to enumerate), and each message is seen for one turn (the GRU keeps it).
+
 HANABI_MODES = ("vdn", "explicit", "icp_rm", "icp_dm")
 """VDN (hints in the Q action space, no channel), the explicit channel (ICP-DM's stage 1),
 ICP with a random fixed map, ICP with the delayed map and hat coding."""
