@@ -23,6 +23,8 @@ Public API: `HanabiTeam`, `hanabi_rollout`, `fit_hanabi`, `evaluate_hanabi`, `tr
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -253,6 +255,7 @@ def fit_hanabi(
     total_steps: int | None = None,
     eval_points: int = 0,
     log=None,
+    game: Game | None = None,
 ) -> int:
     """Train `team` on-policy in place until it has used `steps` environment steps (turns of
     live games, summed over the batch); returns the steps used (the last batch may overshoot).
@@ -262,15 +265,17 @@ def fit_hanabi(
     one ε/τ schedule and one set of `eval_points` checkpoints at k * total_steps / eval_points).
     `log(step, metrics)` receives the greedy evaluations (`settings.eval_games` games), at the
     checkpoint's nominal step. `settings.episodes` and `settings.eval_every` are not used.
+    `game` swaps in another environment's batch class, rollout and evaluation (default: Hanabi).
     """
+    game = game or HANABI
     total = total_steps or steps
-    env = HanabiBatch(settings.batch, team.spec)
+    env = game.batch(settings.batch, team.spec)
     opt = torch.optim.Adam(team.net.parameters(), lr=settings.lr)
     used = start_step
     checkpoints = [total * (k + 1) // eval_points for k in range(eval_points)]
     while used < start_step + steps:
         eps, tau = schedule(settings, used / total)
-        ro = hanabi_rollout(
+        ro = game.rollout(
             team, env, rng, eps=eps, tau=tau, generator=generator, noise=settings.gumbel_scale
         )
         loss = td_loss(ro, settings.gamma)
@@ -281,7 +286,7 @@ def fit_hanabi(
         before, used = used, used + int(ro.live.sum())
         for c in checkpoints:
             if log is not None and before < c <= used:
-                log(c, evaluate_hanabi(team, settings.eval_games, rng))
+                log(c, game.evaluate(team, settings.eval_games, rng))
     return used - start_step
 
 
@@ -298,21 +303,24 @@ def train_hanabi(
     stage1_frac: float = 0.5,
     eval_points: int = 0,
     log=None,
+    game: Game | None = None,
 ) -> HanabiTeam:
     """Train one method ("vdn", "icp_rm" or "icp_dm") for `steps` environment steps.
 
     ICP-DM spends `stage1_frac` of the steps with the explicit channel, then freezes a copy of
     the network as the lookup table, draws φ (delayed) and trains through the hints with hat
     coding for the rest. Build under `core.seeding.torch_seed` for reproducible weights.
+    `game` swaps in another environment (default: Hanabi; see `goals_agents.train_goals`).
     """
+    game = game or HANABI
     if method not in ("vdn", "icp_rm", "icp_dm"):
         raise ValueError(f"method must be 'vdn', 'icp_rm' or 'icp_dm', got {method!r}")
     if not 0.0 < stage1_frac < 1.0:
         raise ValueError(f"stage1_frac must lie in (0, 1), got {stage1_frac}")
     if steps < 1:
         raise ValueError(f"steps must be >= 1, got {steps}")
-    net = HanabiTeam.network(spec, method, hidden, num_messages)
-    kw = {"total_steps": steps, "eval_points": eval_points, "log": log}
+    net = game.network(spec, method, hidden, num_messages)
+    kw = {"total_steps": steps, "eval_points": eval_points, "log": log, "game": game}
     if method == "vdn":
         team = HanabiTeam(spec, "vdn", net)
         fit_hanabi(team, settings, rng, generator, steps=steps, **kw)
@@ -330,3 +338,18 @@ def train_hanabi(
     if used < steps:
         fit_hanabi(team, settings, rng, generator, steps=steps - used, start_step=used, **kw)
     return team
+
+
+@dataclass(frozen=True)
+class Game:
+    """What `fit_hanabi`/`train_hanabi` need from an environment: its batch class, a fresh
+    network, the rollout and the greedy evaluation."""
+
+    batch: Callable
+    network: Callable
+    rollout: Callable
+    evaluate: Callable
+
+
+HANABI = Game(HanabiBatch, HanabiTeam.network, hanabi_rollout, evaluate_hanabi)
+"""Small Hanabi."""
