@@ -20,7 +20,7 @@ HANABI_REASON = (
 )
 
 GOALS_REASON = (
-    "Inconclusive at quick scale: after 200k environment steps per method no team has left "
+    "Inconclusive at quick scale: after 100k environment steps per method no team has left "
     "chance (0.25) yet; ICP-DM's stage 1 needs about 500k steps in our pilots."
 )
 

@@ -507,7 +507,7 @@ def run_goals(cfg: GoalsConfig, ctx: RunContext) -> dict[str, float]:
 # on-policy, 1M environment steps (250k games) per method at full.
 GOALS_PRESETS = {
     "smoke": GoalsConfig(steps=400, batch=8, hidden=16, eval_points=1, eval_games=16),
-    "quick": GoalsConfig(steps=200000, eval_points=2, eval_games=500),
+    "quick": GoalsConfig(steps=100000, eval_points=2, eval_games=500),
     "full": GoalsConfig(),
 }
 
