@@ -40,7 +40,8 @@ def test_receivers_get_the_message_exactly_when_sent(mode, n, seed):
         assert (got[:, j, j] == 0).all()
         for k in range(n):
             if k != j:
-                np.testing.assert_allclose(got[:, j, k].sum(-1), ro.sent[-1][:, k].astype(float))
+                # straight-through: 1 up to float rounding
+                np.testing.assert_allclose(got[:, j, k].sum(-1), ro.sent[-1][:, k], atol=1e-6)
     # ICP-DM: hat decoding of every receiver's message is asserted inside the rollout
 
 

@@ -47,7 +47,8 @@ def test_receivers_get_exactly_the_message_of_the_hint(mode, seed):
         assert (got[:, sender] == 0).all()
         for j in range(N):
             if j != sender:
-                np.testing.assert_allclose(got[:, j].sum(-1), ro.sent[t].astype(float))
+                # the straight-through sum hard + soft - soft is 1 up to float rounding
+                np.testing.assert_allclose(got[:, j].sum(-1), ro.sent[t], atol=1e-6)
     # ICP-DM: every receiver's message decoded from the one broadcast equals the table's
     # (asserted inside the rollout against the sender's own per-receiver messages)
 
