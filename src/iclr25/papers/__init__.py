@@ -22,7 +22,7 @@ class PaperEntry(NamedTuple):
 PAPERS: dict[str, PaperEntry] = {
     "icp": PaperEntry(
         title="Implicit Channel Protocol: communicating through scouting actions (Wang et al.)",
-        experiments=("guessing_numbers",),
+        experiments=("guessing_numbers", "hanabi_small", "revealing_goals"),
         extras=("marl",),
     ),
     "mgda": PaperEntry(

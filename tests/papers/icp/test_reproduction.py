@@ -14,6 +14,16 @@ RM_REASON = (
     "episodes (in a 2-agent pilot ICP-RM also learned slower than the explicit channel)."
 )
 
+HANABI_REASON = (
+    "Inconclusive at quick scale: after 20k environment steps per method every team is still "
+    "near score 0 of 10 (quick: ICP-DM 0.39, VDN 0.01), below the 0.5-point margin."
+)
+
+GOALS_REASON = (
+    "Inconclusive at quick scale: after 100k environment steps per method no team has left "
+    "chance (0.25) yet; ICP-DM's stage 1 needs about 500k steps in our pilots."
+)
+
 
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
@@ -61,5 +71,82 @@ def test_bad_config_names_the_value_and_writes_nothing(tmp_path, override, needl
     with pytest.raises(ConfigError, match=needle):
         run_experiment(
             "icp.guessing_numbers", preset="smoke", overrides=[override], out=tmp_path, jobs=1
+        )
+    assert not any(tmp_path.iterdir())
+
+
+# ---------------------------------------------------------------- Small Hanabi
+
+
+@pytest.fixture(scope="module")
+def quick_hanabi(tmp_path_factory):
+    return preset_verdicts(tmp_path_factory, "icp.hanabi_small", "quick")
+
+
+@pytest.mark.quick
+@pytest.mark.xdist_group("icp_hanabi_quick")
+@pytest.mark.xfail(strict=True, reason=HANABI_REASON)
+def test_quick_hanabi_dm_beats_vdn(quick_hanabi):
+    assert_reproduced(quick_hanabi, ["dm_beats_vdn"])
+
+
+@pytest.mark.slow
+def test_full_hanabi_claims(tmp_path_factory):
+    out = tmp_path_factory.mktemp("icp_hanabi_full")
+    rep = run_experiment("icp.hanabi_small", preset="full", out=out, jobs=2)
+    assert_reproduced(rep.verdicts(), ["dm_beats_vdn"])
+
+
+@pytest.mark.parametrize(
+    ("override", "needle"),
+    [
+        ("methods=vdn,dial", r"methods=\('vdn', 'dial'\)"),
+        ("num_messages=15", r"num_messages=15 .*2\.\.14"),
+        ("hand_size=7", "hand_size=7 .*deck size 20"),
+        ("stage1_frac=0", "stage1_frac=0"),
+    ],
+)
+def test_hanabi_bad_config_names_the_value_and_writes_nothing(tmp_path, override, needle):
+    with pytest.raises(ConfigError, match=needle):
+        run_experiment(
+            "icp.hanabi_small", preset="smoke", overrides=[override], out=tmp_path, jobs=1
+        )
+    assert not any(tmp_path.iterdir())
+
+
+# ---------------------------------------------------------------- Revealing Goals
+
+
+@pytest.fixture(scope="module")
+def quick_goals(tmp_path_factory):
+    return preset_verdicts(tmp_path_factory, "icp.revealing_goals", "quick")
+
+
+@pytest.mark.quick
+@pytest.mark.xdist_group("icp_goals_quick")
+@pytest.mark.xfail(strict=True, reason=GOALS_REASON)
+def test_quick_goals_dm_beats_vdn(quick_goals):
+    assert_reproduced(quick_goals, ["dm_beats_vdn"])
+
+
+@pytest.mark.slow
+def test_full_goals_claims(tmp_path_factory):
+    out = tmp_path_factory.mktemp("icp_goals_full")
+    rep = run_experiment("icp.revealing_goals", preset="full", out=out, jobs=2)
+    assert_reproduced(rep.verdicts(), ["dm_beats_vdn"])
+
+
+@pytest.mark.parametrize(
+    ("override", "needle"),
+    [
+        ("methods=vdn,dial", r"methods=\('vdn', 'dial'\)"),
+        ("num_messages=5", r"num_messages=5 .*num_signals=4"),
+        ("grid=1", "grid=1"),
+    ],
+)
+def test_goals_bad_config_names_the_value_and_writes_nothing(tmp_path, override, needle):
+    with pytest.raises(ConfigError, match=needle):
+        run_experiment(
+            "icp.revealing_goals", preset="smoke", overrides=[override], out=tmp_path, jobs=1
         )
     assert not any(tmp_path.iterdir())

@@ -12,6 +12,8 @@ Public API:
     >>> agent = train_icp_dm(spec, TrainSettings(episodes=640), np.random.default_rng(0),
     ...                      torch.Generator().manual_seed(0))
     >>> evaluate(agent, 100, np.random.default_rng(1))["success"]  # doctest: +SKIP
+    >>> from iclr25.papers.icp import HanabiEnv, HanabiSpec, train_hanabi
+    >>> env = HanabiEnv()                               # hanabi_small_v0, PettingZoo Parallel
 
 Docs, claims and results: docs/papers/icp.md.
 """
@@ -25,6 +27,14 @@ from iclr25.papers.icp.env import (
     RevealingGoalsBatch,
     RevealingGoalsEnv,
     RevealingGoalsSpec,
+)
+from iclr25.papers.icp.hanabi import HanabiBatch, HanabiEnv, HanabiSpec
+from iclr25.papers.icp.hanabi_agents import (
+    HanabiTeam,
+    evaluate_hanabi,
+    fit_hanabi,
+    hanabi_rollout,
+    train_hanabi,
 )
 from iclr25.papers.icp.method import (
     MODES,
@@ -65,6 +75,10 @@ __all__ = [
     "GuessingNumbersBatch",
     "GuessingNumbersEnv",
     "GuessingNumbersSpec",
+    "HanabiBatch",
+    "HanabiEnv",
+    "HanabiSpec",
+    "HanabiTeam",
     "ICPAgent",
     "InformationMap",
     "RevealingGoalsBatch",
@@ -73,7 +87,10 @@ __all__ = [
     "Rollout",
     "TrainSettings",
     "evaluate",
+    "evaluate_hanabi",
     "fit",
+    "fit_hanabi",
+    "hanabi_rollout",
     "hat_decode",
     "hat_encode",
     "lookup_table",
@@ -81,6 +98,7 @@ __all__ = [
     "st_gumbel_softmax",
     "td_loss",
     "train_dial",
+    "train_hanabi",
     "train_icp_dm",
     "train_icp_rm",
     "train_vdn",

@@ -218,15 +218,20 @@ class AgentNet(nn.Module):
     def receiver_logits(self, sender: int, values: torch.Tensor) -> torch.Tensor:
         """Logits of the message to each receiver j given x_j.
 
-        Shapes: values (B, N) -> (B, N, M).
+        `values` are ints (one-hot encoded to `num_values`) or already float features of
+        length `num_values` (Hanabi: the receiver's hand as the others see it).
+
+        Shapes: values (B, N) or (B, N, num_values) -> (B, N, M).
         """
-        B, N = values.shape
+        B, N = values.shape[:2]
+        if not values.is_floating_point():
+            values = nn.functional.one_hot(values, self.num_values).float()
         eye = torch.eye(N)
         inp = torch.cat(
             [
                 eye[sender].expand(B, N, N),
                 eye.expand(B, N, N),
-                nn.functional.one_hot(values, self.num_values).float(),
+                values,
             ],
             dim=-1,
         )
@@ -342,6 +347,8 @@ class Rollout:
         sent: (T, B) whether the active agent sent a message (ICP modes; scouting otherwise).
         received: (T, B, N, M) the message each receiver decoded on each signalling turn
             (forward values, detached; zeros for the sender, for VDN and when nothing was sent).
+        live: (L, B) 1 where the game was still running before the step (games of different
+            lengths, Hanabi); None: every step counts.
     """
 
     q_taken: torch.Tensor
@@ -352,6 +359,7 @@ class Rollout:
     actions: np.ndarray
     sent: np.ndarray
     received: np.ndarray
+    live: torch.Tensor | None = None
 
 
 def _choose(q: torch.Tensor, mask: np.ndarray, eps: float, rng: np.random.Generator) -> np.ndarray:
@@ -376,8 +384,24 @@ def td_loss(ro: Rollout, gamma: float) -> torch.Tensor:
     """VDN TD loss: (Σ_i Q_i(o_i, a_i) - r - γ Σ_i max_a' Q_i(o'_i, a'))² averaged over steps."""
     # DEVIATION: targets come from the online network (detached), with no target network: the
     # episodes are 3 steps long; the paper's hyperparameters were not available.
-    target = ro.reward + gamma * ro.next_max.sum(-1)
-    return ((ro.q_taken.sum(-1) - target) ** 2).mean()
+    if ro.live is None:
+        target = ro.reward + gamma * ro.next_max.sum(-1)
+        return ((ro.q_taken.sum(-1) - target) ** 2).mean()
+    # games of different lengths: no bootstrap past a game's end, finished steps do not count
+    live_next = torch.cat([ro.live[1:], torch.zeros_like(ro.live[:1])])
+    target = ro.reward + gamma * ro.next_max.sum(-1) * live_next
+    err = (ro.q_taken.sum(-1) - target) ** 2 * ro.live
+    return err.sum() / ro.live.sum().clamp(min=1.0)
+
+
+def schedule(settings: TrainSettings, frac: float) -> tuple[float, float]:
+    """(ε, Gumbel τ) after `frac` of the run: ε anneals linearly over `eps_frac` of the run,
+    τ over the whole run."""
+    eps = settings.eps_end + (settings.eps_start - settings.eps_end) * max(
+        0.0, 1.0 - frac / settings.eps_frac
+    )
+    tau = settings.tau_start + (settings.tau_end - settings.tau_start) * min(1.0, frac)
+    return eps, tau
 
 
 def rollout(
@@ -584,11 +608,7 @@ def fit(
     filled, updates = 0, episodes // settings.batch
     for it in range(updates):
         done = start_episode + it * settings.batch
-        frac = done / total
-        eps = settings.eps_end + (settings.eps_start - settings.eps_end) * max(
-            0.0, 1.0 - frac / settings.eps_frac
-        )
-        tau = settings.tau_start + (settings.tau_end - settings.tau_start) * min(1.0, frac)
+        eps, tau = schedule(settings, done / total)
         if replay:
             with torch.no_grad():
                 ro = rollout(
@@ -706,10 +726,6 @@ def train_icp_dm(
     table = lookup_table(net, spec.num_agents, spec.num_values)
     info_map = InformationMap.random(spec.num_values, spec.scouting_actions, rng)
     agent = ICPAgent(spec, "icp_dm", net, info_map, table)
-
-    def shifted(episode, metrics):
-        log(episode + used, metrics)
-
     fit(
         agent,
         settings,
@@ -717,6 +733,6 @@ def train_icp_dm(
         generator,
         episodes=settings.episodes - used,
         start_episode=used,
-        log=shifted if log else None,
+        log=log,  # fit counts episodes from start_episode
     )
     return agent

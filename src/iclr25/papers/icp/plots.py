@@ -37,4 +37,44 @@ def guessing_figures(results: Sequence[Any], out_dir: Path) -> list[Path]:
     return [save(fig, figure_path(out_dir, "icp.guessing_numbers", "success"))]
 
 
-__all__ = ["guessing_figures"]
+def hanabi_figures(results: Sequence[Any], out_dir: Path) -> list[Path]:
+    """Greedy Small Hanabi score against environment steps, mean and band over seeds."""
+    if not results:
+        return []
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    for method, label in (("vdn", "VDN"), ("icp_rm", "ICP-RM"), ("icp_dm", "ICP-DM")):
+        steps, mean, band = curve_band(results, f"{method}/score")
+        if steps.size:
+            ax.plot(steps, mean, marker="o", ms=3, label=label)
+            ax.fill_between(steps, band[0], band[1], alpha=0.2)
+    ax.set_xlabel("environment steps (turns)")
+    ax.set_ylabel("greedy score (max 10)")
+    ax.set_ylim(bottom=0)
+    ax.set_title("Small Hanabi (3 players, 2 colours x 5 ranks, hand 2)")
+    ax.legend(fontsize=7)
+    return [save(fig, figure_path(out_dir, "icp.hanabi_small", "score"))]
+
+
+def goals_figures(results: Sequence[Any], out_dir: Path) -> list[Path]:
+    """Greedy Revealing Goals success against environment steps, mean and band over seeds."""
+    if not results:
+        return []
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    for method, label in (("vdn", "VDN"), ("icp_rm", "ICP-RM"), ("icp_dm", "ICP-DM")):
+        steps, mean, band = curve_band(results, f"{method}/success")
+        if steps.size:
+            ax.plot(steps, mean, marker="o", ms=3, label=label)
+            ax.fill_between(steps, band[0], band[1], alpha=0.2)
+    grid = results[0].config["grid"]
+    ax.axhline(1.0 / grid**2, color="k", lw=0.6, ls=":", label="chance")
+    ax.set_xlabel("environment steps")
+    ax.set_ylabel("greedy success (agents on goal)")
+    ax.set_ylim(0, 1.05)
+    ax.set_title(f"Revealing Goals (2 agents, {grid} x {grid} grid)")
+    ax.legend(fontsize=7)
+    return [save(fig, figure_path(out_dir, "icp.revealing_goals", "success"))]
+
+
+__all__ = ["goals_figures", "guessing_figures", "hanabi_figures"]
