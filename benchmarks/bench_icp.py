@@ -1,7 +1,8 @@
-"""Environment steps per second (vectorised batch against the single-game PettingZoo env) and
-training updates per second of every method on Guessing Numbers.
+"""Environment steps per second (vectorised batch against the single-game PettingZoo env, on
+Guessing Numbers and Small Hanabi) and training updates per second of every method on Guessing
+Numbers.
 
-Rows: `what`, `method`, `games` (stepped together / per update), `rate` (per second),
+Rows: `what`, `env`, `method`, `games` (stepped together / per update), `rate` (per second),
 `reference_rate` and `ratio` (the speed-up over the reference).
 
 The issue's performance targets: environment steps per second of the vectorised batch version
@@ -16,6 +17,7 @@ with a fixed torch thread count; the median over repetitions is reported.
 from __future__ import annotations
 
 import argparse
+import itertools
 import statistics
 import sys
 import time
@@ -30,6 +32,8 @@ from iclr25.papers.icp import (
     GuessingNumbersBatch,
     GuessingNumbersEnv,
     GuessingNumbersSpec,
+    HanabiBatch,
+    HanabiEnv,
     ICPAgent,
     InformationMap,
     TrainSettings,
@@ -43,17 +47,25 @@ def _legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.where(mask, rng.random(mask.shape), -1.0).argmax(-1)
 
 
-def batch_episodes(env: GuessingNumbersBatch, rng: np.random.Generator) -> int:
-    """Play one batch of episodes with random legal actions; returns agent-steps taken."""
+ENVS = {  # name: (batch env class, single-game PettingZoo env)
+    "guessing_numbers": (GuessingNumbersBatch, lambda: GuessingNumbersEnv(GuessingNumbersSpec())),
+    "hanabi_small": (HanabiBatch, HanabiEnv),
+}
+
+
+def batch_episodes(env, rng: np.random.Generator) -> int:
+    """Play one batch of games with random legal actions; returns the game steps taken (steps
+    of games still running)."""
     _, mask = env.reset(rng)
-    done, steps = False, 0
-    while not done:
+    done, steps = np.zeros(env.num_envs, bool), 0
+    while not done.all():
+        steps += int((~done).sum())
         _, mask, _, done = env.step(_legal(mask, rng))
-        steps += env.num_envs
+        done = np.broadcast_to(done, (env.num_envs,))  # Guessing Numbers: one bool for all
     return steps
 
 
-def single_episodes(env: GuessingNumbersEnv, games: int, rng: np.random.Generator) -> int:
+def single_episodes(env, games: int, rng: np.random.Generator) -> int:
     """The same number of games, one PettingZoo env stepped game by game."""
     steps = 0
     for _ in range(games):
@@ -80,9 +92,10 @@ def main(argv: list[str] | None = None) -> dict:
     torch.set_num_threads(args.threads)
     spec = GuessingNumbersSpec()
     rows = []
-    for B in (int(x) for x in args.batches.split(",")):
+    batches = [int(x) for x in args.batches.split(",")]
+    for (name, (batch_cls, single_cls)), B in itertools.product(ENVS.items(), batches):
         times: dict[str, list[float]] = {"batch": [], "pettingzoo": []}
-        batch_env, single_env = GuessingNumbersBatch(B, spec), GuessingNumbersEnv(spec)
+        batch_env, single_env = batch_cls(B), single_cls()
         for r in range(-1, args.reps):  # interleaved; r = -1: untimed warm-up
             rng = np.random.default_rng(r + 1)
             t0 = time.perf_counter()
@@ -97,6 +110,7 @@ def main(argv: list[str] | None = None) -> dict:
         rows.append(
             {
                 "what": "env_steps_per_s",
+                "env": name,
                 "method": "batch",
                 "games": B,
                 "rate": round(1 / per_step["batch"], 1),
@@ -127,6 +141,7 @@ def main(argv: list[str] | None = None) -> dict:
         rows.append(
             {
                 "what": "train_updates_per_s",
+                "env": "guessing_numbers",
                 "method": {"vdn": "vdn_on", "explicit": "dial"}.get(m, m),
                 "games": args.train_batch,
                 "rate": round(1 / statistics.median(v), 2),
