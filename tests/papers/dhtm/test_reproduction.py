@@ -15,7 +15,7 @@ REPRODUCED_QUICK = [
     "sf_error_vs_cscg",
 ]
 _TUNED = (
-    "at quick scale (3 seeds, 100 episodes per phase) the tuned {b} (5 online Adam steps per "
+    "at quick scale (3 seeds, 100 episodes per phase): the tuned {b} (5 online Adam steps per "
     "episode) {what}; the 95% CI of the difference includes 0."
 )
 INCONCLUSIVE_QUICK = {
@@ -113,4 +113,9 @@ def test_full_claims(tmp_path_factory):
     out = tmp_path_factory.mktemp("dhtm_full")
     rep = run_experiment("dhtm.sequences", preset="full", out=out, jobs=2, threads=1)
     assert not rep.failed, rep.failed[0].error
-    assert_reproduced(rep.verdicts(), REPRODUCED_QUICK)
+    reproduced_full = [
+        f"{claim}_vs_{base}"
+        for claim in ("recovery", "area", "sf_error")
+        for base in ("lstm", "rwkv", "cscg")
+    ] + ["recovery_back_vs_cscg", "area_back_vs_cscg"]
+    assert_reproduced(rep.verdicts(), reproduced_full)
