@@ -69,6 +69,63 @@ def test_quick_inconclusive_claims(quick, claim):
     assert_reproduced(quick, [claim])
 
 
+_NOISY_AREA = (
+    "Contradicted at quick scale (3 seeds, 100 episodes per phase): with noisy emissions DHTM "
+    "does not learn the aliased contexts (excess surprise about 1 nat per step) and its area "
+    "{when} is far above {b}'s."
+)
+_NOISY_CENSORED = (
+    "Inconclusive at quick scale (3 seeds, 100 episodes per phase): DHTM never recovers under "
+    "noisy emissions (censored at 100 episodes) and {b} {what}; the 95% CI of the difference "
+    "includes 0."
+)
+STOCHASTIC_NOT_REPRODUCED_QUICK = {
+    **{
+        f"area_vs_{b}": _NOISY_AREA.format(when="after the switch", b=b.upper())
+        for b in ("lstm", "rwkv", "cscg")
+    },
+    **{
+        f"area_back_vs_{b}": _NOISY_AREA.format(when="after the switch back", b=b.upper())
+        for b in ("lstm", "rwkv", "cscg")
+    },
+    "recovery_back_vs_lstm": "Contradicted at quick scale (3 seeds): under noisy emissions the "
+    "LSTM recovers from the switch back within about 50 episodes while DHTM never does.",
+    "recovery_vs_lstm": _NOISY_CENSORED.format(b="LSTM", what="recovers late on some seeds"),
+    **{
+        f"{c}_vs_{b}": _NOISY_CENSORED.format(b=b.upper(), what="is censored too")
+        for c in ("recovery", "recovery_back")
+        for b in ("rwkv", "cscg")
+    },
+    **{
+        f"sf_error_vs_{b}": "Inconclusive at quick scale (3 seeds): DHTM's SF error under noisy "
+        f"emissions varies widely across seeds and is not clearly above or below {b.upper()}'s; "
+        "the 95% CI of the difference includes 0."
+        for b in ("lstm", "rwkv", "cscg")
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def stochastic_quick(tmp_path_factory):
+    out = tmp_path_factory.mktemp("dhtm_stochastic_quick")
+    rep = run_experiment("dhtm.sequences_stochastic", preset="quick", out=out, jobs=1, threads=1)
+    assert not rep.failed, rep.failed[0].error
+    return rep.verdicts()
+
+
+@pytest.mark.quick
+@pytest.mark.xdist_group("dhtm_stochastic_quick")
+@pytest.mark.parametrize(
+    "claim",
+    [
+        pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=r))
+        for c, r in STOCHASTIC_NOT_REPRODUCED_QUICK.items()
+    ],
+)
+def test_stochastic_quick_not_reproduced_claims(stochastic_quick, claim):
+    assert_reproduced(stochastic_quick, [claim])
+
+
 GRID_REPRODUCED_QUICK = ["grid_post_change_vs_lstm"]
 GRID_NOT_REPRODUCED_QUICK = {
     "grid_recovery_vs_cscg": "Inconclusive at quick scale (40 episodes, change at 20): no "

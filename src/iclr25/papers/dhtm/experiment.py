@@ -335,9 +335,10 @@ SEQ_PRESETS = {
 }
 
 # The stochastic generator variant (noisy emissions), a separate experiment so that its results
-# get their own table. DEVIATION: its full preset has 300 episodes per phase (the deterministic
-# one 500) to stay within the laptop budget, and it reuses the points tuned on the
-# deterministic task; it has no quick-claim tests (test-time budget), only smoke contracts.
+# get their own table.
+# DEVIATION: the stochastic experiment's full preset has 300 episodes per phase (the
+# deterministic one 500) to stay within the laptop budget, and it reuses the points tuned on
+# the deterministic task.
 STOCH_PRESETS = {
     "smoke": dataclasses.replace(SEQ_PRESETS["smoke"], generator="stochastic"),
     "quick": dataclasses.replace(SEQ_PRESETS["quick"], generator="stochastic"),
