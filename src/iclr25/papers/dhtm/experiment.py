@@ -2,10 +2,14 @@
 
 - `dhtm.sequences`: aliased sequences whose tail depends on the symbol four steps back, with a
   switch of the generating process (tails rotated, probabilities permuted) after phase A and a
-  switch back to A after phase B. Every
-  model learns online, one episode at a time, with its memory reset at episode start. We
-  measure surprise relative to the exact oracle, recovery time and area under the post-switch
-  surprise curve, and the error of the successor features against the exact ones.
+  switch back to A after phase B. Every model learns online, one episode at a time, with its
+  memory reset at episode start. We measure surprise relative to the exact oracle, recovery
+  time and area under the surprise curve after each switch, and the error of the successor
+  features against the exact ones. The baselines (and DHTM) use the points of the equal-budget
+  tuning grid (`TUNED`, see `iclr25.papers.dhtm.tuning`).
+- `dhtm.sequences_stochastic`: the same with the stochastic generator (noisy emissions).
+- `dhtm.gridworld`: the successor-feature agent in a partially observed gridworld whose layout
+  changes mid-run.
 """
 
 from __future__ import annotations
