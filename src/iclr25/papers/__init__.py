@@ -64,7 +64,7 @@ PAPERS: dict[str, PaperEntry] = {
     ),
     "dhtm": PaperEntry(
         title="Successor features with Distributed Hebbian Temporal Memory (Dzhivelikian et al.)",
-        experiments=("sequences", "gridworld"),
+        experiments=("sequences", "sequences_stochastic", "gridworld"),
         extras=("rl",),
     ),
 }

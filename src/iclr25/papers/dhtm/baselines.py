@@ -351,7 +351,9 @@ class _RecurrentPredictor(_Base):
         self._gen = torch.Generator().manual_seed(seed)
         with torch_seed(seed):  # default inits read torch's global generator
             self.net = self._build()
-        self.opt = torch.optim.Adam(self.net.parameters(), lr=lr)
+        # foreach: one multi-tensor Adam update per step instead of a Python loop over the
+        # parameters (same update).
+        self.opt = torch.optim.Adam(self.net.parameters(), lr=lr, foreach=True)
         self._state = None  # state before the last observation's step
         self._stepped = None  # (logits, state) after it, once the action is known
 
@@ -459,19 +461,17 @@ class _RecurrentPredictor(_Base):
 
     def _loss(self, batch: list[tuple[list[int], list[int]]]) -> torch.Tensor:
         x = torch.as_tensor([e for e, _ in batch])  # (B, L), equal lengths
-        acts = torch.as_tensor([a for _, a in batch])
-        onehot = torch.nn.functional.one_hot(x, self.n_obs_states).float()
+        inp = torch.nn.functional.one_hot(x, self.n_obs_states).float()
+        if self.n_actions > 1:
+            acts = torch.as_tensor([a for _, a in batch])
+            inp = torch.cat([inp, torch.nn.functional.one_hot(acts, self.n_actions).float()], 2)
         state = self._init_state(x.shape[0])
-        losses = []
+        logits = []
         for t in range(x.shape[1] - 1):
-            inp = onehot[:, t]
-            if self.n_actions > 1:
-                inp = torch.cat(
-                    [inp, torch.nn.functional.one_hot(acts[:, t], self.n_actions).float()], 1
-                )
-            logits, state = self._step(inp, state)
-            losses.append(nn.functional.cross_entropy(logits, x[:, t + 1]))
-        return torch.stack(losses).mean()
+            out, state = self._step(inp[:, t], state)
+            logits.append(out)
+        # the mean over steps of per-step means (every step has the whole batch)
+        return nn.functional.cross_entropy(torch.stack(logits, 1).flatten(0, 1), x[:, 1:].flatten())
 
     def _update(self, batch) -> None:
         self.opt.zero_grad()

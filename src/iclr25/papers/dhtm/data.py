@@ -8,6 +8,10 @@ with an END symbol (index 8), so the alphabet the models see has nine states.
 
 Phase B rotates the tails of one sequence of each pair and permutes the probabilities; phases
 alternate A, B, A, ... (notes §4A).
+
+Generator variants: deterministic (each sequence's symbols are fixed; `noise=0`) or stochastic
+(`noise > 0`: each of the five symbols is, independently with probability `noise`, replaced by
+one drawn uniformly from the eight; END is never replaced). The oracle is exact for both.
 """
 
 from __future__ import annotations
@@ -28,10 +32,26 @@ class SequenceProcess:
 
     seqs: np.ndarray  # (n_seq, SEQ_LEN + 1), last column END
     probs: np.ndarray  # (n_seq,)
+    noise: float = 0.0
+    """Probability that a symbol (not END) is replaced by a uniformly drawn one."""
 
     def sample(self, rng: np.random.Generator) -> np.ndarray:
-        """One episode: the symbols of one sequence, then END."""
-        return self.seqs[rng.choice(len(self.probs), p=self.probs)]
+        """One episode: the symbols of one sequence (noisy if `noise > 0`), then END."""
+        episode = self.seqs[rng.choice(len(self.probs), p=self.probs)]
+        if self.noise > 0:
+            episode = episode.copy()
+            hit = rng.random(episode.shape[0] - 1) < self.noise
+            episode[:-1][hit] = rng.integers(N_SYMBOLS, size=int(hit.sum()))
+        return episode
+
+    def _emission(self, t: int) -> np.ndarray:
+        """p(o_t | sequence), shape (n_seq, N_STATES)."""
+        e = np.zeros((len(self.probs), N_STATES))
+        e[np.arange(len(self.probs)), self.seqs[:, t]] = 1.0
+        if self.noise > 0 and self.seqs[0, t] != END:
+            e = (1 - self.noise) * e
+            e[:, :N_SYMBOLS] += self.noise / N_SYMBOLS
+        return e
 
     def oracle(self, episode: np.ndarray, gamma: float, horizon: int):
         """Exact predictions along `episode`.
@@ -41,16 +61,17 @@ class SequenceProcess:
         (len, N_STATES) (zero after END).
         """
         length = episode.shape[0]
+        emit = [self._emission(t) for t in range(length)]
         w = self.probs.copy()
         pred = np.zeros((length - 1, N_STATES))
         sf = np.zeros((length, N_STATES))
         for t in range(length):
-            w = w * (self.seqs[:, t] == episode[t])
+            w = w * emit[t][:, episode[t]]
             post = w / w.sum()
             for k in range(min(horizon, length - 1 - t)):
-                np.add.at(sf[t], self.seqs[:, t + k + 1], gamma**k * post)
+                sf[t] += gamma**k * (post @ emit[t + k + 1])
             if t < length - 1:
-                np.add.at(pred[t], self.seqs[:, t + 1], post)
+                pred[t] = post @ emit[t + 1]
         return pred, sf
 
 
@@ -69,8 +90,13 @@ def _valid(seqs: np.ndarray) -> bool:
     return True
 
 
-def make_phases(rng: np.random.Generator) -> tuple[SequenceProcess, SequenceProcess]:
-    """Phases A and B of the aliased-sequence task (rejection sampling of valid layouts)."""
+def make_phases(
+    rng: np.random.Generator, noise: float = 0.0
+) -> tuple[SequenceProcess, SequenceProcess]:
+    """Phases A and B of the aliased-sequence task (rejection sampling of valid layouts);
+    `noise` > 0 gives the stochastic generator variant."""
+    if not 0 <= noise < 1:
+        raise ValueError(f"noise={noise!r} is not allowed: must be in [0, 1)")
     while True:
         seqs = np.zeros((6, SEQ_LEN), np.int64)
         for p in range(3):
@@ -89,6 +115,6 @@ def make_phases(rng: np.random.Generator) -> tuple[SequenceProcess, SequenceProc
     probs_b = rng.permutation(weights) / weights.sum()
     end = np.full((6, 1), END)
     return (
-        SequenceProcess(np.hstack([seqs, end]), probs_a),
-        SequenceProcess(np.hstack([swapped, end]), probs_b),
+        SequenceProcess(np.hstack([seqs, end]), probs_a, noise),
+        SequenceProcess(np.hstack([swapped, end]), probs_b, noise),
     )

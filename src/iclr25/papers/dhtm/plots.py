@@ -11,16 +11,18 @@ import numpy as np
 from iclr25.core.plotting import curve_band, figure_path, pyplot, save
 
 
-def sequence_figures(results: Sequence[Any], out_dir: Path) -> list[Path]:
+def sequence_figures(
+    results: Sequence[Any], out_dir: Path, name: str = "dhtm.sequences"
+) -> list[Path]:
     """Windowed surprise in excess of the oracle over episodes, per model (mean, min-max)."""
     if not results:
         return []
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.6))
-    for name in ("dhtm", "lstm", "rwkv", "cscg", "markov"):
-        steps, mean, band = curve_band(results, f"{name}/excess_surprise")
+    for model in ("dhtm", "lstm", "rwkv", "cscg", "markov"):
+        steps, mean, band = curve_band(results, f"{model}/excess_surprise")
         if steps.size:
-            ax.plot(steps, mean, label=name, lw=1.2)
+            ax.plot(steps, mean, label=model, lw=1.2)
             ax.fill_between(steps, band[0], band[1], alpha=0.15)
     phases = results[0].config.get("phase_episodes", ())
     for b in np.cumsum(phases)[:-1]:
@@ -28,9 +30,10 @@ def sequence_figures(results: Sequence[Any], out_dir: Path) -> list[Path]:
     ax.set_yscale("symlog", linthresh=0.1)
     ax.set_xlabel("episode (dashed: process switch)")
     ax.set_ylabel("surprise − oracle (nats/step)")
-    ax.set_title("Aliased sequences: windowed excess surprise")
+    noisy = results[0].config.get("generator") == "stochastic"
+    ax.set_title("Aliased sequences" + (" (stochastic)" if noisy else "") + ": excess surprise")
     ax.legend(fontsize=7)
-    return [save(fig, figure_path(out_dir, "dhtm.sequences", "surprise"))]
+    return [save(fig, figure_path(out_dir, name, "surprise"))]
 
 
 def grid_figures(results: Sequence[Any], out_dir: Path) -> list[Path]:

@@ -1,0 +1,125 @@
+"""The stochastic generator variant, the switch back to A, and the tuning grid."""
+
+import dataclasses
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from iclr25.core.context import RunContext
+from iclr25.papers.dhtm import tuning
+from iclr25.papers.dhtm.data import END, N_SYMBOLS, SequenceProcess, make_phases
+from iclr25.papers.dhtm.experiment import (
+    SEQ_PRESETS,
+    TUNED,
+    SequenceConfig,
+    episode_stream,
+    run_sequences,
+)
+
+TUNING_FILE = Path(__file__).resolve().parents[3] / "benchmarks/results/dhtm_tuning.json"
+
+
+def test_stochastic_oracle_matches_enumeration():
+    eps, gamma = 0.3, 0.5
+    proc = SequenceProcess(np.array([[0, 1, 2, END], [3, 1, 4, END]]), np.array([0.4, 0.6]), eps)
+
+    def emit(s, t, o):
+        return (1 - eps) * (proc.seqs[s, t] == o) + eps / N_SYMBOLS
+
+    joint = {}  # p(x0, x1, x2) by brute force over sequences and replacements
+    for x in itertools.product(range(N_SYMBOLS), repeat=3):
+        joint[x] = sum(
+            p * np.prod([emit(s, t, x[t]) for t in range(3)]) for s, p in enumerate(proc.probs)
+        )
+    episode = np.array([3, 1, 2, END])
+    pred, sf = proc.oracle(episode, gamma, horizon=10)
+    p0 = sum(v for x, v in joint.items() if x[0] == 3)
+    p01 = {o: sum(v for x, v in joint.items() if x[:2] == (3, o)) for o in range(N_SYMBOLS)}
+    np.testing.assert_allclose(pred[0][:N_SYMBOLS], [p01[o] / p0 for o in range(N_SYMBOLS)])
+    p012 = {o: joint[(3, 1, o)] for o in range(N_SYMBOLS)}
+    np.testing.assert_allclose(pred[1][:N_SYMBOLS], [p012[o] / p01[1] for o in range(N_SYMBOLS)])
+    assert pred[2][END] == 1.0
+    x2_given_x0 = [
+        sum(v for x, v in joint.items() if x[0] == 3 and x[2] == o) / p0 for o in range(8)
+    ]
+    np.testing.assert_allclose(
+        sf[0][:N_SYMBOLS], pred[0][:N_SYMBOLS] + gamma * np.array(x2_given_x0)
+    )
+    assert sf[0][END] == pytest.approx(gamma**2)
+
+
+def test_stochastic_sampling_replaces_symbols_not_end(seed):
+    rng = np.random.default_rng(seed)
+    det, _ = make_phases(np.random.default_rng(seed))
+    noisy, _ = make_phases(np.random.default_rng(seed), noise=0.5)
+    assert np.array_equal(det.seqs, noisy.seqs)
+    rows = {tuple(r) for r in det.seqs}
+    assert all(tuple(det.sample(rng)) in rows for _ in range(20))
+    episodes = np.array([noisy.sample(rng) for _ in range(400)])
+    assert (episodes[:, -1] == END).all() and (episodes[:, :-1] < N_SYMBOLS).all()
+    changed = np.mean([tuple(e) not in rows for e in episodes])
+    assert changed > 0.5  # P(unchanged) <= (1 - 0.5 * 7/8)^5 ~ 0.05
+    with pytest.raises(ValueError, match=r"noise=1\.0"):
+        make_phases(rng, noise=1.0)
+
+
+def test_bad_generator_config():
+    with pytest.raises(ValueError, match="generator='noisy'"):
+        SequenceConfig(generator="noisy")
+    with pytest.raises(ValueError, match=r"noise=-0\.1"):
+        SequenceConfig(noise=-0.1)
+
+
+def test_switch_back_replays_phase_a(seed):
+    cfg = SEQ_PRESETS["smoke"]
+    assert len(cfg.phase_episodes) == 3
+    processes, stream = episode_stream(cfg, RunContext(seed=seed))
+    assert processes[0] is processes[2] and processes[1] is not processes[0]
+    rows_a = {tuple(r) for r in processes[0].seqs}
+    back = [e for k, e in stream if k == 2]
+    assert len(back) == cfg.phase_episodes[2] and all(tuple(e) in rows_a for e in back)
+
+
+def test_switch_back_metrics(seed):
+    cfg = dataclasses.replace(SEQ_PRESETS["smoke"], methods=("markov",))
+    m = run_sequences(cfg, RunContext(seed=seed))
+    assert 10 <= m["markov/recovery_episodes_back"] <= 20
+    assert m["markov/post_switch_area_back"] > 0
+    two = dataclasses.replace(cfg, phase_episodes=(20, 20))
+    assert "markov/recovery_episodes_back" not in run_sequences(two, RunContext(seed=seed))
+
+
+def test_tuning_refuses_claim_seeds():
+    with pytest.raises(ValueError, match=r"seeds=\(3, 100\)"):
+        tuning.evaluate_grid(SEQ_PRESETS["smoke"], seeds=(3, 100))
+    with pytest.raises(ValueError, match="methods="):
+        tuning.evaluate_grid(SEQ_PRESETS["smoke"], methods=("gru",))
+
+
+def test_tuning_selects_the_lowest_mean_score_on_tuning_seeds(monkeypatch):
+    calls = []
+
+    def fake_score(args):
+        _, _, point, seed = args
+        calls.append(seed)
+        return float(point["dhtm_cells_per_column"]) + 10 * point["dhtm_lr_f"] + seed % 2
+
+    monkeypatch.setattr(tuning, "_score", fake_score)
+    rows = tuning.evaluate_grid(SEQ_PRESETS["smoke"], seeds=(100, 101), methods=("dhtm",))
+    assert set(calls) == {100, 101} and len(rows) == 4
+    assert [r["chosen"] for r in rows] == ["", "", "yes", ""]
+    assert rows[2]["score"] == pytest.approx(20 + 1 + 0.5)
+    assert tuning.chosen(rows) == {"dhtm_cells_per_column": 20, "dhtm_lr_f": 0.1}
+
+
+def test_presets_use_the_published_grid_choice():
+    data = json.loads(TUNING_FILE.read_text())
+    assert not set(data["settings"]["seeds"]) & set(tuning.CLAIM_SEEDS)
+    assert {r["method"] for r in data["rows"]} == set(tuning.GRID)
+    assert all(len(tuning.grid_points(m)) == 4 for m in tuning.GRID)  # equal budget
+    assert tuning.chosen(data["rows"]) == TUNED
+    full = SEQ_PRESETS["full"]
+    assert all(getattr(full, k) == v for k, v in TUNED.items())
