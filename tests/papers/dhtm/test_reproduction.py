@@ -3,8 +3,7 @@ preset (the committed results) runs only with --run-slow."""
 
 import pytest
 
-from iclr25.core.runner import run_experiment
-from iclr25.core.testing import assert_reproduced
+from iclr25.core.testing import assert_reproduced, preset_verdicts
 
 REPRODUCED_QUICK = [
     "sf_error_vs_lstm",
@@ -44,10 +43,7 @@ INCONCLUSIVE_QUICK = {
 
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
-    out = tmp_path_factory.mktemp("dhtm_quick")
-    rep = run_experiment("dhtm.sequences", preset="quick", out=out, jobs=1, threads=1)
-    assert not rep.failed, rep.failed[0].error
-    return rep.verdicts()
+    return preset_verdicts(tmp_path_factory, "dhtm.sequences", "quick")
 
 
 @pytest.mark.quick
@@ -107,10 +103,7 @@ STOCHASTIC_NOT_REPRODUCED_QUICK = {
 
 @pytest.fixture(scope="module")
 def stochastic_quick(tmp_path_factory):
-    out = tmp_path_factory.mktemp("dhtm_stochastic_quick")
-    rep = run_experiment("dhtm.sequences_stochastic", preset="quick", out=out, jobs=1, threads=1)
-    assert not rep.failed, rep.failed[0].error
-    return rep.verdicts()
+    return preset_verdicts(tmp_path_factory, "dhtm.sequences_stochastic", "quick")
 
 
 @pytest.mark.quick
@@ -140,10 +133,7 @@ GRID_NOT_REPRODUCED_QUICK = {
 
 @pytest.fixture(scope="module")
 def grid_quick(tmp_path_factory):
-    out = tmp_path_factory.mktemp("dhtm_grid_quick")
-    rep = run_experiment("dhtm.gridworld", preset="quick", out=out, jobs=1, threads=1)
-    assert not rep.failed, rep.failed[0].error
-    return rep.verdicts()
+    return preset_verdicts(tmp_path_factory, "dhtm.gridworld", "quick")
 
 
 @pytest.mark.quick
@@ -167,12 +157,10 @@ def test_grid_quick_not_reproduced_claims(grid_quick, claim):
 
 @pytest.mark.slow
 def test_full_claims(tmp_path_factory):
-    out = tmp_path_factory.mktemp("dhtm_full")
-    rep = run_experiment("dhtm.sequences", preset="full", out=out, jobs=2, threads=1)
-    assert not rep.failed, rep.failed[0].error
+    verdicts = preset_verdicts(tmp_path_factory, "dhtm.sequences", "full")
     reproduced_full = [
         f"{claim}_vs_{base}"
         for claim in ("recovery", "area", "sf_error")
         for base in ("lstm", "rwkv", "cscg")
     ] + ["recovery_back_vs_cscg", "area_back_vs_cscg"]
-    assert_reproduced(rep.verdicts(), reproduced_full)
+    assert_reproduced(verdicts, reproduced_full)

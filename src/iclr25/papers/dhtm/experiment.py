@@ -360,79 +360,68 @@ _PAPER_ADAPT = (
 )
 
 
-def _claims() -> tuple[Claim, ...]:
-    out = []
-    for base in ("lstm", "rwkv", "cscg"):
-        out.append(
-            Claim(
-                id=f"recovery_vs_{base}",
-                statement=f"After the switch DHTM recovers faster than {base.upper()}: "
-                + _RECOVERY
-                + "of the oracle, lower for DHTM.",
-                metric="recovery_episodes",
-                treatment="dhtm",
-                control=base,
-                direction="lower",
-                paper_value=_PAPER_ADAPT,
-            )
+def _vs_baselines(bases, rows) -> tuple[Claim, ...]:
+    """One "DHTM lower than base" claim per base and row (id, metric, statement with {B} for
+    the base's name, paper value), grouped by base."""
+    return tuple(
+        Claim(
+            id=f"{cid}_vs_{base}",
+            statement=statement.replace("{B}", base.upper()),
+            metric=metric,
+            treatment="dhtm",
+            control=base,
+            direction="lower",
+            paper_value=paper,
         )
-        out.append(
-            Claim(
-                id=f"area_vs_{base}",
-                statement=f"DHTM's area under the post-switch surprise curve is below "
-                f"{base.upper()}'s: " + _AREA + "lower for DHTM.",
-                metric="post_switch_area",
-                treatment="dhtm",
-                control=base,
-                direction="lower",
-                paper_value=_PAPER_ADAPT,
-            )
-        )
-        out.append(
-            Claim(
-                id=f"recovery_back_vs_{base}",
-                statement=f"After the switch back to A DHTM recovers faster than "
-                f"{base.upper()}: "
-                + _RECOVERY.replace("the switch", "the switch back")
-                + "of the oracle, lower for DHTM.",
-                metric="recovery_episodes_back",
-                treatment="dhtm",
-                control=base,
-                direction="lower",
-                paper_value=_PAPER_ADAPT,
-            )
-        )
-        out.append(
-            Claim(
-                id=f"area_back_vs_{base}",
-                statement=f"DHTM's area under the surprise curve after the switch back is below "
-                f"{base.upper()}'s: "
-                + _AREA.replace("phase B", "the second phase A")
-                + "lower for DHTM.",
-                metric="post_switch_area_back",
-                treatment="dhtm",
-                control=base,
-                direction="lower",
-                paper_value=_PAPER_ADAPT,
-            )
-        )
-        out.append(
-            Claim(
-                id=f"sf_error_vs_{base}",
-                statement=f"After adaptation DHTM's successor features are at least as accurate "
-                f"as {base.upper()}'s: " + _SF + "over the last episodes of phase B, lower for "
-                "DHTM.",
-                metric="sf_error",
-                treatment="dhtm",
-                control=base,
-                direction="lower",
-                paper_value="SFs are formed by DHTM's rollouts; no SF-error number is reported",
-            )
-        )
-    return tuple(out)
+        for base in bases
+        for cid, metric, statement, paper in rows
+    )
 
 
-SEQ_CLAIMS = _claims()
+SEQ_CLAIMS = _vs_baselines(
+    ("lstm", "rwkv", "cscg"),
+    (
+        (
+            "recovery",
+            "recovery_episodes",
+            "After the switch DHTM recovers faster than {B}: " + _RECOVERY + "of the oracle, "
+            "lower for DHTM.",
+            _PAPER_ADAPT,
+        ),
+        (
+            "area",
+            "post_switch_area",
+            "DHTM's area under the post-switch surprise curve is below {B}'s: "
+            + _AREA
+            + "lower for DHTM.",
+            _PAPER_ADAPT,
+        ),
+        (
+            "recovery_back",
+            "recovery_episodes_back",
+            "After the switch back to A DHTM recovers faster than {B}: "
+            + _RECOVERY.replace("the switch", "the switch back")
+            + "of the oracle, lower for DHTM.",
+            _PAPER_ADAPT,
+        ),
+        (
+            "area_back",
+            "post_switch_area_back",
+            "DHTM's area under the surprise curve after the switch back is below {B}'s: "
+            + _AREA.replace("phase B", "the second phase A")
+            + "lower for DHTM.",
+            _PAPER_ADAPT,
+        ),
+        (
+            "sf_error",
+            "sf_error",
+            "After adaptation DHTM's successor features are at least as accurate as {B}'s: "
+            + _SF
+            + "over the last episodes of phase B, lower for DHTM.",
+            "SFs are formed by DHTM's rollouts; no SF-error number is reported",
+        ),
+    ),
+)
 
 SEQ_METRICS = (
     Metric(
@@ -682,37 +671,24 @@ _GRID_RECOVERY = (
 )
 
 
-def _grid_claims() -> tuple[Claim, ...]:
-    out = []
-    for base in ("cscg", "lstm"):
-        out.append(
-            Claim(
-                id=f"grid_recovery_vs_{base}",
-                statement=f"In the gridworld DHTM's steps to goal recover sooner than "
-                f"{base.upper()}'s after the layout change: " + _GRID_RECOVERY + ", lower.",
-                metric="recovery_episodes",
-                treatment="dhtm",
-                control=base,
-                direction="lower",
-                paper_value=_PAPER_ADAPT,
-            )
-        )
-        out.append(
-            Claim(
-                id=f"grid_post_change_vs_{base}",
-                statement=f"DHTM needs fewer steps to goal than {base.upper()} on average "
-                "after the change.",
-                metric="post_change_steps",
-                treatment="dhtm",
-                control=base,
-                direction="lower",
-                paper_value=_PAPER_ADAPT,
-            )
-        )
-    return tuple(out)
-
-
-GRID_CLAIMS = _grid_claims()
+GRID_CLAIMS = _vs_baselines(
+    ("cscg", "lstm"),
+    (
+        (
+            "grid_recovery",
+            "recovery_episodes",
+            "In the gridworld DHTM's steps to goal recover sooner than {B}'s after the layout "
+            "change: " + _GRID_RECOVERY + ", lower.",
+            _PAPER_ADAPT,
+        ),
+        (
+            "grid_post_change",
+            "post_change_steps",
+            "DHTM needs fewer steps to goal than {B} on average after the change.",
+            _PAPER_ADAPT,
+        ),
+    ),
+)
 
 GRID_METRICS = (
     Metric("*/pre_change_steps", "lower", "mean steps to goal over the window before the change"),
