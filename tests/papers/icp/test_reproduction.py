@@ -19,6 +19,17 @@ HANABI_REASON = (
     "near score 0 of 10 (quick: ICP-DM 0.39, VDN 0.01), below the 0.5-point margin."
 )
 
+HANABI_FULL_REASON = (
+    "Inconclusive at full scale (the direction does not hold): ICP-DM scores 1.48 against "
+    "VDN's 1.82; once the channel becomes the hints (stage 2) it stops improving, and the "
+    "stage-1 protocol, learnt with a free message on every turn, does not carry over."
+)
+
+GOALS_FULL_REASON = (
+    "Inconclusive at full scale: ICP-DM reaches 0.44 success against 0.25 for VDN, but only "
+    "one seed learned a protocol; with three seeds and this spread the 95% CI includes 0."
+)
+
 GOALS_REASON = (
     "Inconclusive at quick scale: after 100k environment steps per method no team has left "
     "chance (0.25) yet; ICP-DM's stage 1 needs about 500k steps in our pilots."
@@ -91,10 +102,11 @@ def test_quick_hanabi_dm_beats_vdn(quick_hanabi):
 
 
 @pytest.mark.slow
-def test_full_hanabi_claims(tmp_path_factory):
-    out = tmp_path_factory.mktemp("icp_hanabi_full")
-    rep = run_experiment("icp.hanabi_small", preset="full", out=out, jobs=2)
-    assert_reproduced(rep.verdicts(), ["dm_beats_vdn"])
+@pytest.mark.xfail(strict=True, reason=HANABI_FULL_REASON)
+def test_full_hanabi_dm_beats_vdn(tmp_path_factory):
+    assert_reproduced(
+        preset_verdicts(tmp_path_factory, "icp.hanabi_small", "full"), ["dm_beats_vdn"]
+    )
 
 
 @pytest.mark.parametrize(
@@ -130,10 +142,11 @@ def test_quick_goals_dm_beats_vdn(quick_goals):
 
 
 @pytest.mark.slow
-def test_full_goals_claims(tmp_path_factory):
-    out = tmp_path_factory.mktemp("icp_goals_full")
-    rep = run_experiment("icp.revealing_goals", preset="full", out=out, jobs=2)
-    assert_reproduced(rep.verdicts(), ["dm_beats_vdn"])
+@pytest.mark.xfail(strict=True, reason=GOALS_FULL_REASON)
+def test_full_goals_dm_beats_vdn(tmp_path_factory):
+    assert_reproduced(
+        preset_verdicts(tmp_path_factory, "icp.revealing_goals", "full"), ["dm_beats_vdn"]
+    )
 
 
 @pytest.mark.parametrize(

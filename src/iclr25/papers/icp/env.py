@@ -246,7 +246,62 @@ class GuessingNumbersBatch:
         return self.secrets.copy(), self.guesses.copy()
 
 
-class GuessingNumbersEnv:
+class _ParallelEnv:
+    """What the single-game PettingZoo Parallel environments share: the agents
+    `"<prefix>_0" ..`, a Dict observation space `{"observation": float32 (spec.obs_dim,),
+    "action_mask": int8 (spec.num_actions,)}` and `Discrete(spec.num_actions)` actions, the same
+    for every agent; agent-name checks; no rendering. Needs gymnasium (the `marl` extra)."""
+
+    metadata: ClassVar[dict]
+    render_mode = None
+
+    def __init__(self, spec, prefix: str, num_agents: int) -> None:
+        try:
+            from gymnasium import spaces
+        except ImportError as e:  # pragma: no cover - depends on the install
+            raise ImportError(
+                f"{type(self).__name__} needs gymnasium: pip install iclr25[marl]"
+            ) from e
+        self.spec = spec
+        self.possible_agents = [f"{prefix}_{i}" for i in range(num_agents)]
+        self.agents: list[str] = []
+        self._obs_space = spaces.Dict(
+            {
+                "observation": spaces.Box(0.0, 1.0, (spec.obs_dim,), np.float32),
+                "action_mask": spaces.Box(0, 1, (spec.num_actions,), np.int8),
+            }
+        )
+        self._act_space = spaces.Discrete(spec.num_actions)
+        self._rng = np.random.default_rng()
+
+    @property
+    def unwrapped(self):
+        """The environment itself (no wrappers)."""
+        return self
+
+    def _index(self, agent: str) -> int:
+        if agent not in self.possible_agents:
+            raise ValueError(f"unknown agent {agent!r}; agents are {self.possible_agents}")
+        return self.possible_agents.index(agent)
+
+    def observation_space(self, agent: str):
+        """The observation space of `agent` (the same for all)."""
+        self._index(agent)
+        return self._obs_space
+
+    def action_space(self, agent: str):
+        """The action space of `agent` (the same for all)."""
+        self._index(agent)
+        return self._act_space
+
+    def render(self) -> None:
+        """No rendering."""
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+class GuessingNumbersEnv(_ParallelEnv):
     """One Guessing Numbers game with the PettingZoo Parallel API (`guessing_numbers_v0`).
 
     Agents are `"agent_0" .. "agent_{N-1}"`. Observations are dicts `{"observation": float32
@@ -260,44 +315,10 @@ class GuessingNumbersEnv:
     """
 
     metadata: ClassVar[dict] = {"name": NAME, "render_modes": [], "is_parallelizable": True}
-    render_mode = None
 
     def __init__(self, spec: GuessingNumbersSpec | None = None) -> None:
-        try:
-            from gymnasium import spaces
-        except ImportError as e:  # pragma: no cover - depends on the install
-            raise ImportError("GuessingNumbersEnv needs gymnasium: pip install iclr25[marl]") from e
-        self.spec = spec or GuessingNumbersSpec()
-        self.possible_agents = [f"agent_{i}" for i in range(self.spec.num_agents)]
-        self.agents: list[str] = []
-        self._obs_space = spaces.Dict(
-            {
-                "observation": spaces.Box(0.0, 1.0, (self.spec.obs_dim,), np.float32),
-                "action_mask": spaces.Box(0, 1, (self.spec.num_actions,), np.int8),
-            }
-        )
-        self._act_space = spaces.Discrete(self.spec.num_actions)
-        self._rng = np.random.default_rng()
-
-    @property
-    def unwrapped(self) -> GuessingNumbersEnv:
-        """The environment itself (no wrappers)."""
-        return self
-
-    def observation_space(self, agent: str):
-        """The observation space of `agent` (the same for all)."""
-        self._index(agent)
-        return self._obs_space
-
-    def action_space(self, agent: str):
-        """The action space of `agent` (the same for all)."""
-        self._index(agent)
-        return self._act_space
-
-    def _index(self, agent: str) -> int:
-        if agent not in self.possible_agents:
-            raise ValueError(f"unknown agent {agent!r}; agents are {self.possible_agents}")
-        return self.possible_agents.index(agent)
+        spec = spec or GuessingNumbersSpec()
+        super().__init__(spec, "agent", spec.num_agents)
 
     def reset(self, seed: int | None = None, options: dict | None = None):
         """Start a game; `options={"secrets": [...]}` fixes the secrets (tests)."""
@@ -398,12 +419,6 @@ class GuessingNumbersEnv:
             + [-1 if b is None else b for b in pad],
             dtype=np.int64,
         )
-
-    def render(self) -> None:
-        """No rendering."""
-
-    def close(self) -> None:
-        """Nothing to release."""
 
 
 # ---------------------------------------------------------------- Revealing Goals
@@ -559,7 +574,7 @@ class RevealingGoalsBatch:
         return self.observe(), self.action_mask(), reward, done
 
 
-class RevealingGoalsEnv:
+class RevealingGoalsEnv(_ParallelEnv):
     """One Revealing Goals game with the PettingZoo Parallel API (`revealing_goals_v0`).
 
     Agents are `"agent_0" ..`; observations `{"observation": float32 (obs_dim,), "action_mask":
@@ -572,44 +587,10 @@ class RevealingGoalsEnv:
         "render_modes": [],
         "is_parallelizable": True,
     }
-    render_mode = None
 
     def __init__(self, spec: RevealingGoalsSpec | None = None) -> None:
-        try:
-            from gymnasium import spaces
-        except ImportError as e:  # pragma: no cover - depends on the install
-            raise ImportError("RevealingGoalsEnv needs gymnasium: pip install iclr25[marl]") from e
-        self.spec = spec or RevealingGoalsSpec()
-        self.possible_agents = [f"agent_{i}" for i in range(self.spec.num_agents)]
-        self.agents: list[str] = []
-        self._obs_space = spaces.Dict(
-            {
-                "observation": spaces.Box(0.0, 1.0, (self.spec.obs_dim,), np.float32),
-                "action_mask": spaces.Box(0, 1, (self.spec.num_actions,), np.int8),
-            }
-        )
-        self._act_space = spaces.Discrete(self.spec.num_actions)
-        self._rng = np.random.default_rng()
-
-    @property
-    def unwrapped(self) -> RevealingGoalsEnv:
-        """The environment itself (no wrappers)."""
-        return self
-
-    def _index(self, agent: str) -> int:
-        if agent not in self.possible_agents:
-            raise ValueError(f"unknown agent {agent!r}; agents are {self.possible_agents}")
-        return self.possible_agents.index(agent)
-
-    def observation_space(self, agent: str):
-        """The observation space of `agent` (the same for all)."""
-        self._index(agent)
-        return self._obs_space
-
-    def action_space(self, agent: str):
-        """The action space of `agent` (the same for all)."""
-        self._index(agent)
-        return self._act_space
+        spec = spec or RevealingGoalsSpec()
+        super().__init__(spec, "agent", spec.num_agents)
 
     def reset(self, seed: int | None = None, options: dict | None = None):
         """Start a game; `options={"positions": ..., "goals": ...}` ((N, 2) each) fixes cells."""
@@ -692,9 +673,3 @@ class RevealingGoalsEnv:
         if done:
             self.agents = []
         return out
-
-    def render(self) -> None:
-        """No rendering."""
-
-    def close(self) -> None:
-        """Nothing to release."""

@@ -327,17 +327,10 @@ class HanabiConfig:
         )
 
 
-def run_hanabi(cfg: HanabiConfig, ctx: RunContext) -> dict[str, float]:
-    """Train every method for cfg.steps environment steps; greedy score along the way and at
-    the end (the same evaluation games for every method)."""
-    spec = cfg.spec()
-    settings = TrainSettings(
-        batch=cfg.batch,
-        lr=cfg.lr,
-        gamma=cfg.gamma,
-        eps_frac=cfg.eps_frac,
-        eval_games=cfg.eval_games,
-    )
+def _compare(cfg, ctx: RunContext, spec, settings, train, evaluate, key: str) -> dict[str, float]:
+    """Train every method of `cfg` for cfg.steps environment steps with `train`; greedy `key`
+    (score or success) along the way and at the end, on the same evaluation games for every
+    method."""
     metrics: dict[str, float] = {}
     eval_seed = ctx.rngs.child("eval").int_seed()
     for method in ctx.progress(cfg.methods, desc="methods"):
@@ -345,11 +338,11 @@ def run_hanabi(cfg: HanabiConfig, ctx: RunContext) -> dict[str, float]:
         curve: list[float] = []
 
         def log(step: int, m: dict[str, float], method=method, curve=curve) -> None:
-            curve.append(m["score"])
-            ctx.log(step, **{f"{method}/score": m["score"]})
+            curve.append(m[key])
+            ctx.log(step, **{f"{method}/{key}": m[key]})
 
         with torch_seed(rngs.child("init").int_seed()):
-            team = train_hanabi(
+            team = train(
                 method,
                 spec,
                 settings,
@@ -362,11 +355,24 @@ def run_hanabi(cfg: HanabiConfig, ctx: RunContext) -> dict[str, float]:
                 eval_points=cfg.eval_points,
                 log=log,
             )
-        final = evaluate_hanabi(team, cfg.eval_games, np.random.default_rng(eval_seed))
+        final = evaluate(team, cfg.eval_games, np.random.default_rng(eval_seed))
         for k, v in final.items():
             metrics[f"{method}/{k}"] = v
-        metrics[f"{method}/score_auc"] = float(np.mean(curve)) if curve else final["score"]
+        metrics[f"{method}/{key}_auc"] = float(np.mean(curve)) if curve else final[key]
     return metrics
+
+
+def run_hanabi(cfg: HanabiConfig, ctx: RunContext) -> dict[str, float]:
+    """Train every method for cfg.steps environment steps; greedy score along the way and at
+    the end (the same evaluation games for every method)."""
+    settings = TrainSettings(
+        batch=cfg.batch,
+        lr=cfg.lr,
+        gamma=cfg.gamma,
+        eps_frac=cfg.eps_frac,
+        eval_games=cfg.eval_games,
+    )
+    return _compare(cfg, ctx, cfg.spec(), settings, train_hanabi, evaluate_hanabi, "score")
 
 
 # DEVIATION: Hanabi hyperparameters are ours (the paper's were not available), the same for
@@ -470,35 +476,7 @@ def run_goals(cfg: GoalsConfig, ctx: RunContext) -> dict[str, float]:
     the end (the same evaluation games for every method)."""
     spec = RevealingGoalsSpec(cfg.num_agents, cfg.grid, cfg.horizon, cfg.num_signals)
     settings = TrainSettings(batch=cfg.batch, lr=cfg.lr, gamma=cfg.gamma, eval_games=cfg.eval_games)
-    metrics: dict[str, float] = {}
-    eval_seed = ctx.rngs.child("eval").int_seed()
-    for method in ctx.progress(cfg.methods, desc="methods"):
-        rngs = ctx.rngs.child(method)
-        curve: list[float] = []
-
-        def log(step: int, m: dict[str, float], method=method, curve=curve) -> None:
-            curve.append(m["success"])
-            ctx.log(step, **{f"{method}/success": m["success"]})
-
-        with torch_seed(rngs.child("init").int_seed()):
-            team = train_goals(
-                method,
-                spec,
-                settings,
-                rngs.child("train").np,
-                rngs.child("gumbel").torch(),
-                steps=cfg.steps,
-                hidden=cfg.hidden,
-                num_messages=cfg.num_messages,
-                stage1_frac=cfg.stage1_frac,
-                eval_points=cfg.eval_points,
-                log=log,
-            )
-        final = evaluate_goals(team, cfg.eval_games, np.random.default_rng(eval_seed))
-        for k, v in final.items():
-            metrics[f"{method}/{k}"] = v
-        metrics[f"{method}/success_auc"] = float(np.mean(curve)) if curve else final["success"]
-    return metrics
+    return _compare(cfg, ctx, spec, settings, train_goals, evaluate_goals, "success")
 
 
 # DEVIATION: Revealing Goals at small scale: 2 agents on a 2 x 2 grid, 4 steps, 4 scouting

@@ -41,6 +41,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from iclr25.papers.icp.env import _ParallelEnv
+
 HANABI_NAME = "hanabi_small_v0"
 
 # DEVIATION: our Small Hanabi departs from the official rules where it simplifies the agents:
@@ -377,7 +379,7 @@ class HanabiBatch:
         )
 
 
-class HanabiEnv:
+class HanabiEnv(_ParallelEnv):
     """One Small Hanabi game with the PettingZoo Parallel API (`hanabi_small_v0`).
 
     Agents are `"player_0" .. "player_{N-1}"`; observations `{"observation": float32
@@ -392,44 +394,10 @@ class HanabiEnv:
     """
 
     metadata: ClassVar[dict] = {"name": HANABI_NAME, "render_modes": [], "is_parallelizable": True}
-    render_mode = None
 
     def __init__(self, spec: HanabiSpec | None = None) -> None:
-        try:
-            from gymnasium import spaces
-        except ImportError as e:  # pragma: no cover - depends on the install
-            raise ImportError("HanabiEnv needs gymnasium: pip install iclr25[marl]") from e
-        self.spec = spec or HanabiSpec()
-        self.possible_agents = [f"player_{i}" for i in range(self.spec.num_players)]
-        self.agents: list[str] = []
-        self._obs_space = spaces.Dict(
-            {
-                "observation": spaces.Box(0.0, 1.0, (self.spec.obs_dim,), np.float32),
-                "action_mask": spaces.Box(0, 1, (self.spec.num_actions,), np.int8),
-            }
-        )
-        self._act_space = spaces.Discrete(self.spec.num_actions)
-        self._rng = np.random.default_rng()
-
-    @property
-    def unwrapped(self) -> HanabiEnv:
-        """The environment itself (no wrappers)."""
-        return self
-
-    def _index(self, agent: str) -> int:
-        if agent not in self.possible_agents:
-            raise ValueError(f"unknown agent {agent!r}; agents are {self.possible_agents}")
-        return self.possible_agents.index(agent)
-
-    def observation_space(self, agent: str):
-        """The observation space of `agent` (the same for all)."""
-        self._index(agent)
-        return self._obs_space
-
-    def action_space(self, agent: str):
-        """The action space of `agent` (the same for all)."""
-        self._index(agent)
-        return self._act_space
+        spec = spec or HanabiSpec()
+        super().__init__(spec, "player", spec.num_players)
 
     def reset(self, seed: int | None = None, options: dict | None = None):
         """Start a game; `options={"deck": [...]}` fixes the card order (tests)."""
@@ -580,9 +548,3 @@ class HanabiEnv:
         if done:
             self.agents = []
         return out
-
-    def render(self) -> None:
-        """No rendering."""
-
-    def close(self) -> None:
-        """Nothing to release."""
