@@ -23,9 +23,10 @@ from torch import nn
 
 from iclr25.core.errors import UsageError
 from iclr25.core.seeding import torch_seed
+from iclr25.papers.dhtm.method import SymbolChecks
 
 
-class _Base:
+class _Base(SymbolChecks):
     """Input checks, the observe/act protocol and the episode buffer shared by the baselines.
 
     `observe(o)` then `act(a)` per step (`partial_fit(o, a)` does both); `reset()` closes the
@@ -43,27 +44,6 @@ class _Base:
         self._actions: list[int] = []
         self.episodes_: list[list[int]] = []
         self.actions_: list[list[int]] = []
-
-    def _check_obs(self, observation) -> int:
-        if isinstance(observation, bool) or not isinstance(observation, int | np.integer):
-            raise TypeError(
-                f"observation={observation!r}: must be an int in [0, {self.n_obs_states})"
-            )
-        if not 0 <= observation < self.n_obs_states:
-            raise ValueError(
-                f"observation={observation!r} is out of the alphabet: must be in "
-                f"[0, {self.n_obs_states})"
-            )
-        return int(observation)
-
-    def _check_action(self, action) -> int:
-        if isinstance(action, bool) or not isinstance(action, int | np.integer):
-            raise TypeError(
-                f"action={action!r}: must be one int in [0, {self.n_actions}) (not an array)"
-            )
-        if not 0 <= action < self.n_actions:
-            raise ValueError(f"action={action!r} is out of range: must be in [0, {self.n_actions})")
-        return int(action)
 
     def _need_context(self) -> None:
         if not self._episode:

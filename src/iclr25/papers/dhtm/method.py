@@ -102,7 +102,36 @@ def segment_log_likelihood(m: np.ndarray, s: np.ndarray) -> np.ndarray:
     return first + ((1.0 - s) * np.log(m)).sum(axis=-1)
 
 
-class DHTM:
+class SymbolChecks:
+    """Checks of one observation in [0, n_obs_states) and one action in [0, n_actions), shared
+    by DHTM and the baselines (which set those two attributes)."""
+
+    n_obs_states: int
+    n_actions: int
+
+    def _check_obs(self, observation) -> int:
+        if isinstance(observation, bool) or not isinstance(observation, int | np.integer):
+            raise TypeError(
+                f"observation={observation!r}: must be an int in [0, {self.n_obs_states})"
+            )
+        if not 0 <= observation < self.n_obs_states:
+            raise ValueError(
+                f"observation={observation!r} is out of the alphabet: must be in "
+                f"[0, {self.n_obs_states})"
+            )
+        return int(observation)
+
+    def _check_action(self, action) -> int:
+        if isinstance(action, bool) or not isinstance(action, int | np.integer):
+            raise TypeError(
+                f"action={action!r}: must be one int in [0, {self.n_actions}) (not an array)"
+            )
+        if not 0 <= action < self.n_actions:
+            raise ValueError(f"action={action!r} is out of range: must be in [0, {self.n_actions})")
+        return int(action)
+
+
+class DHTM(SymbolChecks):
     """Online Distributed Hebbian Temporal Memory (the paper's BioDHTM), an estimator.
 
     Episodes: call `reset()` at the start of each episode (the paper resets the memory at
@@ -397,27 +426,6 @@ class DHTM:
         return sf
 
     # ------------------------------------------------------------------ learning
-
-    def _check_obs(self, observation) -> int:
-        if isinstance(observation, bool) or not isinstance(observation, int | np.integer):
-            raise TypeError(
-                f"observation={observation!r}: must be an int in [0, {self.n_obs_states})"
-            )
-        if not 0 <= observation < self.n_obs_states:
-            raise ValueError(
-                f"observation={observation!r} is out of the alphabet: must be in "
-                f"[0, {self.n_obs_states})"
-            )
-        return int(observation)
-
-    def _check_action(self, action) -> int:
-        if isinstance(action, bool) or not isinstance(action, int | np.integer):
-            raise TypeError(
-                f"action={action!r}: must be one int in [0, {self.n_actions}) (not an array)"
-            )
-        if not 0 <= action < self.n_actions:
-            raise ValueError(f"action={action!r} is out of range: must be in [0, {self.n_actions})")
-        return int(action)
 
     def posterior(self, observation: int) -> np.ndarray:
         """α_t over hidden cells for `observation` given the current context (no learning):

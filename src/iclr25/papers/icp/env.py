@@ -294,6 +294,18 @@ class _ParallelEnv:
         self._index(agent)
         return self._act_space
 
+    def _joint_action(self, actions: dict) -> list[int]:
+        """`{agent: int}` as a list in agent order, after checking that the game is running,
+        every name is an agent's and every live agent acts."""
+        if not self.agents:
+            raise RuntimeError("step called before reset or after the game ended")
+        for agent in actions:
+            self._index(agent)
+        missing = [a for a in self.agents if a not in actions]
+        if missing:
+            raise ValueError(f"actions missing for agents {missing}")
+        return [int(actions[a]) for a in self.possible_agents]
+
     def render(self) -> None:
         """No rendering."""
 
@@ -374,14 +386,7 @@ class GuessingNumbersEnv(_ParallelEnv):
     def step(self, actions: dict):
         """Apply one joint action `{agent: int}` (every live agent must act)."""
         sp, K = self.spec, self.spec.num_values
-        if not self.agents:
-            raise RuntimeError("step called before reset or after the episode ended")
-        for agent in actions:
-            self._index(agent)
-        missing = [a for a in self.agents if a not in actions]
-        if missing:
-            raise ValueError(f"actions missing for agents {missing}")
-        acts = [int(actions[a]) for a in self.possible_agents]
+        acts = self._joint_action(actions)
         for i, a in enumerate(acts):
             if a not in self._legal(i):
                 raise ValueError(
@@ -633,14 +638,7 @@ class RevealingGoalsEnv(_ParallelEnv):
     def step(self, actions: dict):
         """Apply one joint action `{agent: int}` (every live agent must act)."""
         sp = self.spec
-        if not self.agents:
-            raise RuntimeError("step called before reset or after the episode ended")
-        for agent in actions:
-            self._index(agent)
-        missing = [a for a in self.agents if a not in actions]
-        if missing:
-            raise ValueError(f"actions missing for agents {missing}")
-        acts = [int(actions[a]) for a in self.possible_agents]
+        acts = self._joint_action(actions)
         for agent, a in zip(self.possible_agents, acts):
             if not 0 <= a < sp.num_actions:
                 raise ValueError(

@@ -244,6 +244,24 @@ HANABI_METHODS = ("vdn", "icp_rm", "icp_dm")
 """Method keys of the Hanabi comparison: VDN (on-policy), ICP-RM, ICP-DM."""
 
 
+def _check_team_training(cfg) -> None:
+    """The training fields shared by the Hanabi and Revealing Goals configs."""
+    check(
+        len(cfg.methods) >= 1 and set(cfg.methods) <= set(HANABI_METHODS),
+        "methods",
+        cfg.methods,
+        f"a non-empty subset of {HANABI_METHODS}",
+    )
+    check(cfg.batch >= 1, "batch", cfg.batch, ">= 1")
+    check(cfg.steps >= 1, "steps", cfg.steps, ">= 1")
+    check(cfg.lr > 0, "lr", cfg.lr, "> 0")
+    check(0 <= cfg.gamma <= 1, "gamma", cfg.gamma, "in [0, 1]")
+    check(cfg.hidden >= 1, "hidden", cfg.hidden, ">= 1")
+    check(0 < cfg.stage1_frac < 1, "stage1_frac", cfg.stage1_frac, "in (0, 1)")
+    check(cfg.eval_points >= 1, "eval_points", cfg.eval_points, ">= 1")
+    check(cfg.eval_games >= 1, "eval_games", cfg.eval_games, ">= 1")
+
+
 @dataclass(frozen=True)
 class HanabiConfig:
     """Small Hanabi: every method trained for the same number of environment steps."""
@@ -304,21 +322,8 @@ class HanabiConfig:
             self.num_messages,
             f"in 2..{hints} (the hints; φ is injective)",
         )
-        check(
-            len(self.methods) >= 1 and set(self.methods) <= set(HANABI_METHODS),
-            "methods",
-            self.methods,
-            f"a non-empty subset of {HANABI_METHODS}",
-        )
-        check(self.batch >= 1, "batch", self.batch, ">= 1")
-        check(self.steps >= 1, "steps", self.steps, ">= 1")
-        check(self.lr > 0, "lr", self.lr, "> 0")
-        check(0 <= self.gamma <= 1, "gamma", self.gamma, "in [0, 1]")
-        check(self.hidden >= 1, "hidden", self.hidden, ">= 1")
         check(0 < self.eps_frac <= 1, "eps_frac", self.eps_frac, "in (0, 1]")
-        check(0 < self.stage1_frac < 1, "stage1_frac", self.stage1_frac, "in (0, 1)")
-        check(self.eval_points >= 1, "eval_points", self.eval_points, ">= 1")
-        check(self.eval_games >= 1, "eval_games", self.eval_games, ">= 1")
+        _check_team_training(self)
 
     def spec(self) -> HanabiSpec:
         """The game sizes."""
@@ -455,20 +460,7 @@ class GoalsConfig:
             self.num_messages,
             f"in 2..num_signals={self.num_signals} (φ is injective)",
         )
-        check(
-            len(self.methods) >= 1 and set(self.methods) <= set(HANABI_METHODS),
-            "methods",
-            self.methods,
-            f"a non-empty subset of {HANABI_METHODS}",
-        )
-        check(self.batch >= 1, "batch", self.batch, ">= 1")
-        check(self.steps >= 1, "steps", self.steps, ">= 1")
-        check(self.lr > 0, "lr", self.lr, "> 0")
-        check(0 <= self.gamma <= 1, "gamma", self.gamma, "in [0, 1]")
-        check(self.hidden >= 1, "hidden", self.hidden, ">= 1")
-        check(0 < self.stage1_frac < 1, "stage1_frac", self.stage1_frac, "in (0, 1)")
-        check(self.eval_points >= 1, "eval_points", self.eval_points, ">= 1")
-        check(self.eval_games >= 1, "eval_games", self.eval_games, ">= 1")
+        _check_team_training(self)
 
 
 def run_goals(cfg: GoalsConfig, ctx: RunContext) -> dict[str, float]:

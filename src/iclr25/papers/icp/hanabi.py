@@ -41,7 +41,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from iclr25.papers.icp.env import _ParallelEnv
+from iclr25.papers.icp.env import _check_int, _ParallelEnv
 
 HANABI_NAME = "hanabi_small_v0"
 
@@ -50,14 +50,6 @@ HANABI_NAME = "hanabi_small_v0"
 # every hint is a scouting action available whenever a hint token is left); a drawn card takes
 # the slot of the card that left (no shifting); losing the last life ends the game but keeps
 # the score (the Hanabi Learning Environment sets it to 0).
-
-
-def _check_int(name: str, value: object, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise TypeError(f"{name} must be an int, got {value!r}")
-    if value < low:
-        raise ValueError(f"{name} must be >= {low}, got {value!r}")
-    return int(value)
 
 
 @dataclass(frozen=True)
@@ -479,14 +471,7 @@ class HanabiEnv(_ParallelEnv):
         """Apply one joint action `{agent: int}` (every live agent must act)."""
         sp = self.spec
         N, H, C, R = sp.num_players, sp.hand_size, sp.colours, sp.ranks
-        if not self.agents:
-            raise RuntimeError("step called before reset or after the game ended")
-        for agent in actions:
-            self._index(agent)
-        missing = [a for a in self.agents if a not in actions]
-        if missing:
-            raise ValueError(f"actions missing for agents {missing}")
-        acts = [int(actions[a]) for a in self.possible_agents]
+        acts = self._joint_action(actions)
         for i, a in enumerate(acts):
             if a not in self._legal(i):
                 raise ValueError(
