@@ -58,7 +58,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         for i, exp in enumerate(entry.experiments)
     ]
     print(_table(rows, ("experiment (* = headline)", "paper", "extras")))
-    print("\npresets: smoke (<= 3 s), quick (<= 60 s), full (<= 10 min) on 2 cores")
+    print("\npresets: smoke (<= 3 s), quick (<= 60 s), full (<= 30 min) on 2 idle cores")
     return 0
 
 
@@ -100,7 +100,7 @@ def _print_verdicts(groups) -> None:
 
     rows = verdict_table(groups)
     if rows:
-        print(_table(rows, ("experiment", "run", "claim", "ours", "verdict")))
+        print(_table(rows, ("experiment", "run", "claim", "ours", "n", "verdict")))
 
 
 def _run_args(args: argparse.Namespace) -> dict:
@@ -165,7 +165,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from iclr25.core.report import build_html, canonical, collect, update_docs
+    from iclr25.core.report import build_html, canonical, check_results, collect, update_docs
 
     slugs = _papers_arg(args.papers)
     root = Path(getattr(args, "from"))
@@ -173,12 +173,21 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise UsageError(f"--from {str(root)!r}: no such folder of results")
     docs = Path(args.docs)
     if args.check:
+        problems = check_results(root)
+        for p in problems:
+            print(f"result: {p}")
+        if problems:
+            print(
+                "regenerate these results from a clean checkout of a commit on main: "
+                "`iclr25 reproduce --preset full --out results`",
+                file=sys.stderr,
+            )
         stale = update_docs(root, docs, check=True, slugs=slugs)
         for p in stale:
             print(f"stale: {p}")
         if stale:
             print("run `iclr25 report` to regenerate", file=sys.stderr)
-        return 1 if stale else 0
+        return 1 if stale or problems else 0
     index = build_html(root, Path(args.out) if args.out else root / "report", slugs)
     print(f"HTML report: {index}")
     if docs.is_dir():
@@ -285,7 +294,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=None, help="report folder (default: <from>/report)")
     p.add_argument("--docs", default="docs", help="docs folder whose pages get the tables")
     p.add_argument("--papers", default=None)
-    p.add_argument("--check", action="store_true", help="exit 1 if the docs pages are stale")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 if the docs pages are stale or a stored result does not match the current "
+        "preset, a commit on this branch and a clean tree",
+    )
     p.set_defaults(fn=cmd_report)
 
     sub.add_parser("validate", help="every preset of every experiment builds").set_defaults(

@@ -2,13 +2,22 @@
 
 A `Claim` names a metric, a treatment and a control (another method, or a fixed number), the
 claimed direction and the minimum effect. Over seeds we take the paired difference
-`treatment - control` per seed and a 95% bootstrap CI of its mean:
+`treatment - control` per seed and a 95% Student-t CI of its mean (see `core.stats` for why):
 
 - kind "superior" (the default): **reproduced** when the CI lies entirely on the claimed side of 0
   and the mean effect is at least `min_effect` in the claimed direction; **contradicted** when the
   CI lies entirely on the opposite side; **inconclusive** otherwise.
 - kind "equivalent": **reproduced** when the CI lies inside (-margin, +margin); **contradicted**
   when it lies entirely outside; **inconclusive** otherwise.
+
+A claim on a deterministic quantity (a parameter count, an ODE solved without noise) is marked
+`deterministic=True`: every seed must give the same value, which is judged exactly once
+(reproduced when the effect is on the claimed side and at least `min_effect`, or inside the margin;
+contradicted otherwise), and it is shown without an interval.
+
+Each claim carries the verdict expected at each preset, with its reason (`expect`), next to the
+claim: a contract test runs every quick preset and asserts the verdicts equal the expectations,
+and the docs and the HTML report print the reasons from there.
 
 The paper's own number (`paper_value`, free text) is shown beside ours; at laptop scale the verdict
 judges the direction and rough size of an effect, not the paper's absolute number.
@@ -18,12 +27,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
-from iclr25.core.stats import Interval, bootstrap_ci, paired_difference_ci
+from iclr25.core.stats import Interval, mean_ci, paired_difference_ci
 
 Verdict = Literal["reproduced", "inconclusive", "contradicted"]
+VERDICTS: tuple[Verdict, ...] = ("reproduced", "inconclusive", "contradicted")
+EXPECT_PRESETS = ("smoke", "quick", "full")
 
 
 @dataclass(frozen=True)
@@ -45,6 +56,12 @@ class Claim:
         margin: For "equivalent": the largest difference that counts as "no difference" (> 0).
         paper_value: What the paper reports for this comparison, as text.
         comparable: Whether our absolute numbers are on the paper's scale (usually False).
+        deterministic: The compared quantities do not depend on the seed (judged exactly once,
+            shown without an interval; seeds that disagree make the claim inconclusive).
+        expect: The verdict expected at each preset, with its reason:
+            `{"quick": ("inconclusive", "40 steps are too few to ..."), "full": "reproduced"}`.
+            A bare verdict is allowed for "reproduced"; any other verdict needs a reason. Stored
+            as `{preset: (verdict, reason)}`.
     """
 
     id: str
@@ -58,6 +75,8 @@ class Claim:
     margin: float = 0.0
     paper_value: str = ""
     comparable: bool = False
+    deterministic: bool = False
+    expect: dict[str, tuple[Verdict, str]] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         if self.direction not in ("lower", "higher"):
@@ -68,6 +87,28 @@ class Claim:
             raise ValueError(f"claim {self.id}: min_effect={self.min_effect!r} must be >= 0")
         if self.kind == "equivalent" and not self.margin > 0:
             raise ValueError(f"claim {self.id}: an equivalence claim needs margin > 0")
+        if not (math.isfinite(self.min_effect) and math.isfinite(self.margin)):
+            raise ValueError(f"claim {self.id}: min_effect and margin must be finite")
+        if not isinstance(self.control, str) and not math.isfinite(self.control):
+            raise ValueError(f"claim {self.id}: control={self.control!r} must be finite")
+        expect = {}
+        for preset, value in dict(self.expect).items():
+            verdict, reason = (value, "") if isinstance(value, str) else tuple(value)
+            if preset not in EXPECT_PRESETS:
+                raise ValueError(f"claim {self.id}: expect has unknown preset {preset!r}")
+            if verdict not in VERDICTS:
+                raise ValueError(
+                    f"claim {self.id}: expected verdict {verdict!r} is not one of "
+                    f"{', '.join(VERDICTS)}"
+                )
+            if verdict != "reproduced" and not reason.strip():
+                raise ValueError(f"claim {self.id}: expected {verdict} at {preset} needs a reason")
+            expect[preset] = (verdict, " ".join(reason.split()))
+        object.__setattr__(self, "expect", expect)
+
+    def expected(self, preset: str) -> tuple[Verdict, str] | None:
+        """`(verdict, reason)` expected at `preset`, or None when none is declared."""
+        return self.expect.get(preset)
 
     @property
     def treatment_key(self) -> str:
@@ -100,11 +141,10 @@ def _sign(claim: Claim) -> float:
     return -1.0 if claim.direction == "lower" else 1.0
 
 
-def judge(claim: Claim, per_seed: Sequence[Mapping[str, float]]) -> ClaimResult:
-    """Judge `claim` from the metrics of each seed (one mapping per seed; failed seeds excluded).
-
-    Seeds missing a key, or with a non-finite value, are left out and the reason says so.
-    """
+def _treated_pairs(
+    claim: Claim, per_seed: Sequence[Mapping[str, float]]
+) -> tuple[list[float], list[float], int]:
+    """Treatment and control values of the seeds that have both, and how many were dropped."""
     t_vals, c_vals = [], []
     dropped = 0
     for metrics in per_seed:
@@ -115,10 +155,43 @@ def judge(claim: Claim, per_seed: Sequence[Mapping[str, float]]) -> ClaimResult:
             continue
         t_vals.append(float(t))
         c_vals.append(float(c))
-    effect = paired_difference_ci(t_vals, c_vals)
-    treat = bootstrap_ci(t_vals)
-    ctrl = bootstrap_ci(c_vals)
+    return t_vals, c_vals, dropped
+
+
+def _judge_exact(claim: Claim, t_vals: list[float], c_vals: list[float], note: str) -> ClaimResult:
+    """A deterministic claim: one value per side, judged exactly, no interval."""
+    exact = lambda xs: Interval(xs[0], math.nan, math.nan, 1)  # noqa: E731
+    treat, ctrl = exact(t_vals), exact(c_vals)
+    d = t_vals[0] - c_vals[0]
+    effect = exact([d])
+    if max(t_vals) != min(t_vals) or max(c_vals) != min(c_vals):
+        why = f"marked deterministic, but its values differ across {len(t_vals)} seeds"
+        return ClaimResult(claim, "inconclusive", effect, treat, ctrl, why + note)
+    if claim.kind == "equivalent":
+        ok = abs(d) < claim.margin
+        why = f"exact difference {d:.3g} {'inside' if ok else 'outside'} ±{claim.margin:g}"
+    else:
+        signed = _sign(claim) * d
+        ok = signed > 0 and signed >= claim.min_effect
+        why = f"exact effect {signed:.3g} in the claimed direction" + (
+            f" (needs > 0 and >= {claim.min_effect:g})" if claim.min_effect else " (needs > 0)"
+        )
+    verdict: Verdict = "reproduced" if ok else "contradicted"
+    return ClaimResult(claim, verdict, effect, treat, ctrl, why + note)
+
+
+def judge(claim: Claim, per_seed: Sequence[Mapping[str, float]]) -> ClaimResult:
+    """Judge `claim` from the metrics of each seed (one mapping per seed; failed seeds excluded).
+
+    Seeds missing a key, or with a non-finite value, are left out and the reason says so.
+    """
+    t_vals, c_vals, dropped = _treated_pairs(claim, per_seed)
     note = f" ({dropped} seed(s) without a finite value left out)" if dropped else ""
+    if claim.deterministic and t_vals:
+        return _judge_exact(claim, t_vals, c_vals, note)
+    effect = paired_difference_ci(t_vals, c_vals)
+    treat = mean_ci(t_vals)
+    ctrl = mean_ci(c_vals)
     if effect.n < 2:
         return ClaimResult(
             claim, "inconclusive", effect, treat, ctrl, f"needs >= 2 seeds, has {effect.n}{note}"

@@ -5,6 +5,14 @@ the field, as in CleanRL's `Args`. `describe()` reads those docstrings back, so 
 every field with its type, value and meaning. Values are validated in the dataclass's
 `__post_init__` (call `check(...)`), so a preset or an override can never build a bad config.
 
+Bounds are declared on the fields and checked in one place, `validate`:
+`lr: Annotated[float, Range(0, None, low_open=True)] = 1e-3` (see `core.checks.Range`). Every float
+field must be finite unless its `Range(finite=False)` says otherwise. Decorate a config with
+`@configclass` (a frozen dataclass whose construction runs `validate` before the class's own
+`__post_init__`), so the library, the presets, result files and the command line all meet the
+same checks. A field whose value names a file that a run reads is marked `InputFile()`; the runner
+records that file's content hash beside the config.
+
 Overrides are `key=value` strings. The value is parsed for the field's declared type
 (int, float, bool, str, Literal, tuple, Optional, nested dataclass via dotted keys). Unknown keys
 and values of the wrong type are rejected with a message naming the key, the value and what is
@@ -161,30 +169,110 @@ def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
 
-def _set(cfg: Any, path: list[str], raw: str, full_key: str) -> Any:
+@dataclasses.dataclass(frozen=True)
+class InputFile:
+    """Marks a config field (`Annotated[str | None, InputFile()]`) that names a file a run reads."""
+
+
+@functools.cache
+def _markers(cls: type) -> dict[str, tuple[Any, ...]]:
+    """`{field: Annotated metadata}` of a config class (empty tuples for plain fields)."""
+    hints = typing.get_type_hints(cls, include_extras=True)
+    return {f.name: getattr(hints[f.name], "__metadata__", ()) for f in dataclasses.fields(cls)}
+
+
+def _floats_in(tp: Any) -> bool:
+    """Whether values of type `tp` can be floats (plain, optional or in a tuple)."""
+    if tp is float:
+        return True
+    return typing.get_origin(tp) in (typing.Union, types.UnionType, tuple) and any(
+        _floats_in(a) for a in typing.get_args(tp) if a is not Ellipsis
+    )
+
+
+def validate(cfg: Any) -> None:
+    """Check every field's declared `Range` (and that float fields are finite) in `cfg` and its
+    groups; raise ConfigError naming the first bad field."""
+    from iclr25.core.checks import Range
+
+    hints = _hints(type(cfg))
+    for name, meta in _markers(type(cfg)).items():
+        value = getattr(cfg, name)
+        if dataclasses.is_dataclass(value):
+            continue  # a group validates itself when it is built
+        ranges = [m for m in meta if isinstance(m, Range)]
+        if not ranges and _floats_in(hints[name]):
+            ranges = [Range()]  # floats are finite unless a Range says otherwise
+        for r in ranges:
+            try:
+                r.check(name, value)
+            except (TypeError, ValueError) as err:
+                raise ConfigError(str(err)) from None
+
+
+def configclass(cls: type) -> type:
+    """A frozen dataclass whose construction validates the declared bounds (`validate`) before
+    running the class's own `__post_init__` (cross-field checks)."""
+    own = cls.__dict__.get("__post_init__")
+
+    def __post_init__(self) -> None:
+        validate(self)
+        if own is not None:
+            own(self)
+
+    cls.__post_init__ = __post_init__  # type: ignore[attr-defined]
+    cls.__iclr25_configclass__ = True  # type: ignore[attr-defined]
+    return dataclasses.dataclass(frozen=True)(cls)
+
+
+def input_files(cfg: Any, prefix: str = "") -> dict[str, str]:
+    """`{dotted key: path}` of every `InputFile` field of `cfg` (and its groups) that is set."""
+    out: dict[str, str] = {}
+    for name, meta in _markers(type(cfg)).items():
+        value = getattr(cfg, name)
+        if dataclasses.is_dataclass(value):
+            out.update(input_files(value, f"{prefix}{name}."))
+        elif value and any(isinstance(m, InputFile) for m in meta):
+            out[prefix + name] = str(value)
+    return out
+
+
+def _apply(cfg: Any, items: list[tuple[list[str], str, str]]) -> Any:
+    """Apply `(path, raw, full_key)` items to `cfg` and its groups, building each config once."""
     fields = {f.name: f for f in dataclasses.fields(cfg)}
-    name = path[0]
-    if name not in fields:
-        raise ConfigError(
-            f"unknown config key {full_key!r} for {type(cfg).__name__} (valid: {', '.join(fields)})"
-        )
-    tp = _hints(type(cfg))[name]
-    current = getattr(cfg, name)
-    if len(path) > 1:
-        if not dataclasses.is_dataclass(current):
-            raise ConfigError(f"config key {full_key!r}: {name!r} has no sub-keys")
-        new = _set(current, path[1:], raw, full_key)
-    elif dataclasses.is_dataclass(current):
-        raise ConfigError(f"config key {full_key!r} is a group; set one of its fields with a dot")
-    else:
-        value = raw if tp is str else _literal(raw)
-        new = _coerce(value, tp, full_key, raw)
+    hints = _hints(type(cfg))
+    changes: dict[str, Any] = {}
+    groups: dict[str, list[tuple[list[str], str, str]]] = {}
+    for path, raw, full_key in items:
+        name = path[0]
+        if name not in fields:
+            raise ConfigError(
+                f"unknown config key {full_key!r} for {type(cfg).__name__} "
+                f"(valid: {', '.join(fields)})"
+            )
+        current = getattr(cfg, name)
+        if len(path) > 1:
+            if not dataclasses.is_dataclass(current):
+                raise ConfigError(f"config key {full_key!r}: {name!r} has no sub-keys")
+            groups.setdefault(name, []).append((path[1:], raw, full_key))
+        elif dataclasses.is_dataclass(current):
+            raise ConfigError(
+                f"config key {full_key!r} is a group; set one of its fields with a dot"
+            )
+        else:
+            tp = hints[name]
+            changes[name] = _coerce(raw if tp is str else _literal(raw), tp, full_key, raw)
+    for name, sub in groups.items():
+        changes[name] = _apply(getattr(cfg, name), sub)
+    if not changes:
+        return cfg
     try:
-        return dataclasses.replace(cfg, **{name: new})
+        return dataclasses.replace(cfg, **changes)
     except ConfigError:
         raise
     except (TypeError, ValueError) as err:
-        raise ConfigError(f"{full_key}={raw!r}: {err}") from err
+        keys = ", ".join(full for _, _, full in items)
+        raise ConfigError(f"{keys}: {err}") from err
 
 
 def parse_override(item: str) -> tuple[str, str]:
@@ -196,7 +284,10 @@ def parse_override(item: str) -> tuple[str, str]:
 
 
 def apply_overrides(cfg: Any, overrides: Iterable[str] | Mapping[str, Any]) -> Any:
-    """Return a copy of `cfg` with `key=value` overrides applied and validated.
+    """Return a copy of `cfg` with `key=value` overrides applied together, then validated.
+
+    All overrides are applied before any validation runs, so their order never matters; a key
+    given twice is an error.
 
     Args:
         cfg: A frozen dataclass instance.
@@ -204,17 +295,20 @@ def apply_overrides(cfg: Any, overrides: Iterable[str] | Mapping[str, Any]) -> A
             (values are converted with `str()` and parsed like command-line values).
 
     Raises:
-        ConfigError: unknown key, malformed item, wrong type, or a value that the config's
-            own validation rejects.
+        ConfigError: unknown or repeated key, malformed item, wrong type, or a value that the
+            config's own validation rejects.
     """
     items = (
         [(k, v if isinstance(v, str) else repr(v)) for k, v in overrides.items()]
         if isinstance(overrides, Mapping)
         else [parse_override(o) for o in overrides]
     )
-    for key, raw in items:
-        cfg = _set(cfg, key.split("."), raw, key)
-    return cfg
+    seen: set[str] = set()
+    for key, _ in items:
+        if key in seen:
+            raise ConfigError(f"config key {key!r} is given twice")
+        seen.add(key)
+    return _apply(cfg, [(key.split("."), raw, key) for key, raw in items])
 
 
 def to_dict(cfg: Any) -> dict[str, Any]:
@@ -258,5 +352,9 @@ def describe(cfg: Any, prefix: str = "") -> list[tuple[str, str, Any, str]]:
         if dataclasses.is_dataclass(value):
             rows.extend(describe(value, key + "."))
         else:
-            rows.append((key, _type_name(hints[f.name]), value, docs.get(f.name, "")))
+            tp = _type_name(hints[f.name])
+            bounds = [m.describe() for m in _markers(type(cfg))[f.name] if hasattr(m, "describe")]
+            if any(bounds):
+                tp += f" ({', '.join(b for b in bounds if b)})"
+            rows.append((key, tp, value, docs.get(f.name, "")))
     return rows

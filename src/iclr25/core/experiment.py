@@ -19,8 +19,8 @@ from iclr25.core.claims import Claim
 from iclr25.core.errors import unknown_name
 
 PRESETS = ("smoke", "quick", "full")
-"""Every experiment has these presets: smoke (<= 3 s), quick (<= 60 s), full (<= 10 min) on
-2 cores."""
+"""Every experiment has these presets: smoke (<= 3 s), quick (<= 60 s), full (<= 30 min) per
+experiment on 2 idle cores."""
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ Nothing is imported until an experiment is asked for by name. Unknown names rais
 from __future__ import annotations
 
 import importlib
+import importlib.util
 
 from iclr25.core.errors import unknown_name
 from iclr25.core.experiment import Experiment, PaperInfo
@@ -45,15 +46,26 @@ def resolve(name: str) -> str:
     return name
 
 
+def experiment_module(name: str) -> str:
+    """The module that defines experiment `slug.exp`: `iclr25.papers.<slug>.experiments.<exp>`
+    (one file per experiment, exporting `EXPERIMENT`)."""
+    slug, exp = resolve(name).split(".", 1)
+    return f"iclr25.papers.{slug}.experiments.{exp}"
+
+
 def get_experiment(name: str) -> Experiment:
-    """Import the paper module and return the experiment registered as `name`."""
+    """Import the experiment's module and return the experiment registered as `name`."""
     full = resolve(name)
-    slug = full.split(".", 1)[0]
-    module = importlib.import_module(f"iclr25.papers.{slug}.experiment")
-    found = {e.name: e for e in module.EXPERIMENTS}
-    if full not in found:  # the static table and the module disagree: a bug, not bad input
-        raise RuntimeError(f"{full} is in iclr25.papers.PAPERS but not in {module.__name__}")
-    return found[full]
+    module = experiment_module(full)
+    if importlib.util.find_spec(module.rsplit(".", 1)[0]) is not None:
+        found = importlib.import_module(module).EXPERIMENT
+    else:  # TODO(issue 16): papers not yet moved to one file per experiment
+        slug = full.split(".", 1)[0]
+        legacy = importlib.import_module(f"iclr25.papers.{slug}.experiment")
+        found = {e.name: e for e in legacy.EXPERIMENTS}.get(full)
+    if found is None or found.name != full:  # table and module disagree: a bug, not bad input
+        raise RuntimeError(f"{full} is in iclr25.papers.PAPERS but not defined by {module}")
+    return found
 
 
 def get_experiments(slug: str) -> list[Experiment]:

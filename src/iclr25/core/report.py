@@ -2,7 +2,7 @@
 
 - `build_html(root, out)`: a self-contained folder (index.html plus figures/*.png) with, per paper
   and experiment, the claims with their verdicts beside the paper's numbers, and a table of every
-  metric as mean ± 95% bootstrap CI over seeds.
+  metric as mean ± 95% Student-t CI over seeds.
 - `update_docs(root, docs)`: rewrites the generated blocks of `docs/papers/<slug>.md` (results,
   deviations collected from `# DEVIATION:` tags, metric glossary, stored benchmark tables) and
   `docs/index.md`. With
@@ -15,6 +15,7 @@ import html
 import json
 import logging
 import re
+import subprocess
 import tempfile
 from collections import defaultdict
 from collections.abc import Sequence
@@ -27,7 +28,7 @@ from iclr25.core.claims import ClaimResult
 from iclr25.core.experiment import Experiment
 from iclr25.core.results import RunResult, atomic_write_text, iter_run_dirs, load_results
 from iclr25.core.runner import judge_claims
-from iclr25.core.stats import Interval, bootstrap_ci
+from iclr25.core.stats import Interval, mean_ci
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +69,7 @@ class RunGroup:
         rows = []
         for k in keys:
             m = self.experiment.metric_for(k)
-            rows.append((k, m.direction if m else "", bootstrap_ci(values[k])))
+            rows.append((k, m.direction if m else "", mean_ci(values[k])))
         return rows
 
     def runtime(self) -> float:
@@ -106,25 +107,42 @@ def _fmt_effect(v: ClaimResult) -> str:
     return f"{v.treatment.fmt()} vs {v.control.fmt()}"
 
 
-# ---------------------------------------------------------------- markdown (docs pages)
+def _fmt_diff(v: ClaimResult) -> str:
+    if v.claim.deterministic:
+        return f"{v.effect.mean:.3g} (exact)"
+    if v.effect.n < 2:
+        return "n/a"
+    return f"{v.effect.mean:.3g} [{v.effect.low:.3g}, {v.effect.high:.3g}]"
+
+
+def _fmt_n(v: ClaimResult) -> str:
+    return "1 (deterministic)" if v.claim.deterministic else str(v.effect.n)
+
+
+def why(v: ClaimResult, preset: str) -> str:
+    """The claim's expected-verdict reason at `preset`, flagged when the verdict differs."""
+    exp = v.claim.expected(preset)
+    if exp is None:
+        return ""
+    verdict, reason = exp
+    if verdict != v.verdict:
+        return f"NOT AS EXPECTED: expected {verdict} at {preset}" + (
+            f": {reason}" if reason else ""
+        )
+    return reason
 
 
 def claims_markdown(group: RunGroup) -> str:
     """The claims table of one group as Markdown."""
     lines = [
-        "| claim | paper | ours (mean ± 95% CI) | difference (95% CI) | verdict |",
-        "|---|---|---|---|---|",
+        "| claim | paper | ours (mean ± 95% CI) | difference (95% CI) | n | verdict | why |",
+        "|---|---|---|---|---|---|---|",
     ]
     for v in group.verdicts():
-        diff = (
-            f"{v.effect.mean:.3g} [{v.effect.low:.3g}, {v.effect.high:.3g}]"
-            if v.effect.n >= 2
-            else "n/a"
-        )
         lines.append(
             f"| **{v.claim.id}**: {v.claim.statement} | {v.claim.paper_value or '—'} | "
-            f"{_fmt_effect(v)} (n={v.effect.n}) | {diff} | {VERDICT_MARK[v.verdict]}: "
-            f"{v.reason} |"
+            f"{_fmt_effect(v)} | {_fmt_diff(v)} | {_fmt_n(v)} | {VERDICT_MARK[v.verdict]}: "
+            f"{v.reason} | {why(v, group.variant) or '—'} |"
         )
     return "\n".join(lines)
 
@@ -230,8 +248,8 @@ def replace_block(text: str, name: str, body: str) -> str:
 def index_markdown(groups: dict[str, RunGroup]) -> str:
     """The verdict table of `docs/index.md`: every claim of every paper with stored results."""
     rows = [
-        "| paper | experiment | claim | paper | ours | verdict |",
-        "|---|---|---|---|---|---|",
+        "| paper | experiment | claim | paper | ours | n | verdict |",
+        "|---|---|---|---|---|---|---|",
     ]
     for name in registry.experiment_names():
         g = groups.get(name)
@@ -241,7 +259,8 @@ def index_markdown(groups: dict[str, RunGroup]) -> str:
         for v in g.verdicts():
             rows.append(
                 f"| [{slug}](papers/{slug}.md) | `{name}` | {v.claim.statement} | "
-                f"{v.claim.paper_value or '—'} | {_fmt_effect(v)} | {VERDICT_MARK[v.verdict]} |"
+                f"{v.claim.paper_value or '—'} | {_fmt_effect(v)} | {_fmt_n(v)} | "
+                f"{VERDICT_MARK[v.verdict]} |"
             )
     return "\n".join(rows)
 
@@ -335,19 +354,15 @@ def _e(x: object) -> str:
 def _claims_html(group: RunGroup) -> str:
     rows = [
         "<tr><th>claim</th><th>paper</th><th>ours (mean ± 95% CI)</th>"
-        "<th>difference [95% CI]</th><th>verdict</th></tr>"
+        "<th>difference [95% CI]</th><th>n</th><th>verdict</th><th>why</th></tr>"
     ]
     for v in group.verdicts():
-        diff = (
-            f"{v.effect.mean:.3g} [{v.effect.low:.3g}, {v.effect.high:.3g}]"
-            if v.effect.n >= 2
-            else "n/a"
-        )
         rows.append(
             f"<tr class='{v.verdict}'><td><b>{_e(v.claim.id)}</b>: {_e(v.claim.statement)}</td>"
-            f"<td>{_e(v.claim.paper_value or '—')}</td><td>{_e(_fmt_effect(v))} (n={v.effect.n})"
-            f"</td><td>{_e(diff)}</td><td>{_e(VERDICT_MARK[v.verdict])}<br>"
-            f"<span class='meta'>{_e(v.reason)}</span></td></tr>"
+            f"<td>{_e(v.claim.paper_value or '—')}</td><td>{_e(_fmt_effect(v))}</td>"
+            f"<td>{_e(_fmt_diff(v))}</td><td>{_e(_fmt_n(v))}</td>"
+            f"<td>{_e(VERDICT_MARK[v.verdict])}<br><span class='meta'>{_e(v.reason)}</span></td>"
+            f"<td>{_e(why(v, group.variant))}</td></tr>"
         )
     return "<table>" + "".join(rows) + "</table>"
 
@@ -417,7 +432,7 @@ def build_html(root: Path, out: Path, slugs: Sequence[str] | None = None) -> Pat
         "<!doctype html><html><head><meta charset='utf-8'><title>iclr25 report</title>"
         f"<style>{_CSS}</style></head><body><h1>iclr25 reproduction report</h1>"
         f"<p class='meta'>Generated {when} from the stored results in <code>{_e(root)}</code>. "
-        "Verdicts: paired bootstrap 95% CI over seeds (see docs/design.md).</p>"
+        "Verdicts: paired Student-t 95% CI over seeds (see docs/design.md).</p>"
         "<h2>Verdicts</h2><table>"
         + "".join(summary)
         + "</table>"
@@ -429,10 +444,73 @@ def build_html(root: Path, out: Path, slugs: Sequence[str] | None = None) -> Pat
     return index
 
 
-def verdict_table(groups: Sequence[RunGroup]) -> list[tuple[str, str, str, str, str]]:
-    """Rows `(experiment, variant, claim id, ours, verdict)` for a terminal table."""
+def verdict_table(groups: Sequence[RunGroup]) -> list[tuple[str, str, str, str, str, str]]:
+    """Rows `(experiment, variant, claim id, ours, n, verdict)` for a terminal table."""
     rows = []
     for g in groups:
         for v in g.verdicts():
-            rows.append((g.experiment.name, g.variant, v.claim.id, _fmt_effect(v), v.verdict))
+            rows.append(
+                (g.experiment.name, g.variant, v.claim.id, _fmt_effect(v), _fmt_n(v), v.verdict)
+            )
     return rows
+
+
+def _is_ancestor(repo: Path, sha: str) -> bool:
+    try:
+        res = subprocess.run(
+            ["git", "-C", str(repo), "merge-base", "--is-ancestor", sha, "HEAD"],
+            capture_output=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return res.returncode == 0
+
+
+def check_results(root: Path) -> list[str]:
+    """Problems that make the committed results under `root` untrustworthy (empty: none).
+
+    Every result must be "ok", come from a plain preset whose current config it matches, cover
+    exactly that preset's default seeds, and have been produced from a clean tree at a commit
+    that is an ancestor of HEAD.
+    """
+    from iclr25.core.config import to_dict
+
+    root = Path(root)
+    problems: list[str] = []
+    known = set(registry.experiment_names())
+    ancestors: dict[str, bool] = {}
+    for name, variant, folder in iter_run_dirs(root):
+        where = f"{folder.relative_to(root).as_posix()}"
+        if name not in known:
+            problems.append(f"{where}: no registered experiment {name}")
+            continue
+        exp = registry.get_experiment(name)
+        if variant not in exp.presets:
+            problems.append(f"{where}: not a plain preset (overridden config)")
+            continue
+        results = load_results(folder)
+        want = to_dict(exp.preset(variant))
+        seeds = sorted(r.seed for r in results)
+        if seeds != exp.default_seeds(variant):
+            problems.append(f"{where}: seeds {seeds}, the preset runs {exp.default_seeds(variant)}")
+        for r in results:
+            tag = f"{where}/seed={r.seed}"
+            if r.status != "ok":
+                problems.append(f"{tag}: status {r.status}")
+            if r.config != want:
+                keys = set(want) | set(r.config)
+                diff = sorted(k for k in keys if want.get(k) != r.config.get(k))
+                problems.append(f"{tag}: config differs from the current preset in {diff}")
+            sha = r.env.get("git_sha")
+            if not sha:
+                problems.append(f"{tag}: no commit recorded")
+            else:
+                if sha not in ancestors:
+                    ancestors[sha] = _is_ancestor(root, sha)
+                if not ancestors[sha]:
+                    problems.append(f"{tag}: commit {sha[:10]} is not an ancestor of HEAD")
+            if r.env.get("git_dirty") is not False:
+                dirty = r.env.get("git_dirty")
+                problems.append(f"{tag}: produced from a dirty tree (git_dirty={dirty})")
+    return problems
