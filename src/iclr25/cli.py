@@ -1,6 +1,6 @@
 """The `iclr25` command line.
 
-Verbs: list, show, run, reproduce, report, validate, env, bench. `reproduce` is the main job:
+Verbs: list, show, run, reproduce, report, validate, env, new, bench. `reproduce` is the main job:
 every paper's experiments at the quick (or full) preset, then the HTML report, then a verdict
 table. Bad input exits with code 2 and one line on stderr, before anything is written.
 """
@@ -217,6 +217,17 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+def cmd_new(args: argparse.Namespace) -> int:
+    from iclr25.core.scaffold import new_paper
+
+    for path in new_paper(args.slug, args.title, args.root):
+        print(f"wrote {path}")
+    print(
+        f"next: docs/contributing.md; check with `make test` (the toy claim {args.slug}.toy passes)"
+    )
+    return 0
+
+
 def cmd_env(args: argparse.Namespace) -> int:
     from iclr25.core.envinfo import envinfo
 
@@ -306,6 +317,12 @@ def build_parser() -> argparse.ArgumentParser:
         fn=cmd_validate
     )
     sub.add_parser("env", help="versions, threads, git state").set_defaults(fn=cmd_env)
+
+    p = sub.add_parser("new", help="skeleton of a new paper (package, experiment, tests, docs)")
+    p.add_argument("slug", help="lower snake case, e.g. robust_sfm")
+    p.add_argument("--title", default="", help="the paper's title")
+    p.add_argument("--root", default=".", help="the checkout to write into")
+    p.set_defaults(fn=cmd_new)
 
     p = sub.add_parser("bench", help="run benchmarks/bench_<name>.py")
     p.add_argument("name")

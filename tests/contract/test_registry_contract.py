@@ -13,16 +13,21 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.mark.parametrize("slug", list(PAPERS))
 def test_paper_is_complete(slug):
-    module = importlib.import_module(f"iclr25.papers.{slug}.experiment")
-    names = [e.name for e in module.EXPERIMENTS]
-    assert names == [f"{slug}.{e}" for e in PAPERS[slug].experiments], (
-        "iclr25/papers/__init__.py and the module's EXPERIMENTS must list the same experiments"
+    pkg = ROOT / "src" / "iclr25" / "papers" / slug
+    files = sorted(p.stem for p in (pkg / "experiments").glob("*.py") if p.stem != "__init__")
+    assert files == sorted(PAPERS[slug].experiments), (
+        "iclr25/papers/__init__.py must list one experiment per file of experiments/"
     )
+    for exp in PAPERS[slug].experiments:
+        module = importlib.import_module(f"iclr25.papers.{slug}.experiments.{exp}")
+        assert module.EXPERIMENT.name == f"{slug}.{exp}"
+        cls = module.EXPERIMENT.config
+        assert getattr(cls, "__iclr25_configclass__", False), f"{cls} is not a @configclass"
+    assert not (pkg / "experiment.py").exists(), "experiment.py is replaced by experiments/"
     assert registry.get_paper(slug).slug == slug
     assert (ROOT / "docs" / "papers" / f"{slug}.md").is_file()
     assert (ROOT / "tests" / "papers" / slug).is_dir()
-    for folder in ("method.py", "experiment.py"):
-        assert (ROOT / "src" / "iclr25" / "papers" / slug / folder).is_file()
+    assert (pkg / "method.py").is_file()
 
 
 @pytest.mark.parametrize("slug", list(PAPERS))
