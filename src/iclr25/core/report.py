@@ -223,11 +223,17 @@ def bench_markdown(bench_dir: Path, slug: str) -> str:
             continue
         cols = list(rows[0])
         env = data.get("env", {})
+        load = data.get("load")
+        load_text = (
+            f", load average {load.get('before')} before and {load.get('after')} after"
+            if load
+            else ", load average not recorded"
+        )
         parts += [
             f"`{path.name}`: {data.get('benchmark', path.stem)}; reference: "
             f"{data.get('reference', '-')}; torch {env.get('torch', '?')}, "
             f"{data.get('settings', {}).get('threads', '?')} thread(s), {env.get('machine', '?')} "
-            f"with {env.get('cpu_count', '?')} cores.",
+            f"with {env.get('cpu_count', '?')} cores{load_text}.",
             "",
             "| " + " | ".join(cols) + " |",
             "|" + "---|" * len(cols),
@@ -298,6 +304,28 @@ def _page_markdown(page: Path, slug: str, groups: dict[str, RunGroup], check: bo
     return text
 
 
+def papers_markdown() -> str:
+    """README's table of papers, from the registry: one row per implemented paper."""
+    from iclr25.papers import PAPERS, PLANNED
+
+    lines = [
+        f"{len(PAPERS)} of the {len(PLANNED)} planned papers are implemented "
+        f"({sum(len(e.experiments) for e in PAPERS.values())} experiments); still to come: "
+        + ", ".join(f"`{s}`" for s in PLANNED if s not in PAPERS)
+        + ".",
+        "",
+        "| slug | paper | experiments | docs |",
+        "|---|---|---|---|",
+    ]
+    for slug, entry in PAPERS.items():
+        title = registry.get_paper(slug).title
+        exps = ", ".join(f"`{e}`" for e in entry.experiments)
+        lines.append(
+            f"| `{slug}` | {title} | {exps} | [docs/papers/{slug}.md](docs/papers/{slug}.md) |"
+        )
+    return "\n".join(lines)
+
+
 def update_docs(
     root: Path, docs: Path, check: bool = False, slugs: Sequence[str] | None = None
 ) -> list[Path]:
@@ -316,7 +344,10 @@ def update_docs(
     root, docs = Path(root), Path(docs)
     groups = canonical(collect(root))
     changed: list[Path] = []
-    targets = {docs / "index.md": None}
+    targets: dict[Path, str | None] = {docs / "index.md": None}
+    readme = docs.parent / "README.md"
+    if readme.exists() and "<!-- papers:start -->" in readme.read_text(encoding="utf-8"):
+        targets[readme] = "README"
     for slug in slugs or registry.slugs():
         targets[docs / "papers" / f"{slug}.md"] = slug
     for path, slug in targets.items():
@@ -326,6 +357,8 @@ def update_docs(
         old = path.read_text(encoding="utf-8")
         if slug is None:
             new = replace_block(old, "verdicts", index_markdown(groups))
+        elif slug == "README":
+            new = replace_block(old, "papers", papers_markdown())
         else:
             new = _page_markdown(path, slug, groups, check)
         if new != old:
@@ -449,8 +482,17 @@ def verdict_table(groups: Sequence[RunGroup]) -> list[tuple[str, str, str, str, 
     rows = []
     for g in groups:
         for v in g.verdicts():
+            expected = v.claim.expected(g.variant)
+            flag = f" (expected {expected[0]})" if expected and expected[0] != v.verdict else ""
             rows.append(
-                (g.experiment.name, g.variant, v.claim.id, _fmt_effect(v), _fmt_n(v), v.verdict)
+                (
+                    g.experiment.name,
+                    g.variant,
+                    v.claim.id,
+                    _fmt_effect(v),
+                    _fmt_n(v),
+                    v.verdict + flag,
+                )
             )
     return rows
 

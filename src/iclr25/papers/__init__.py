@@ -11,6 +11,30 @@ from __future__ import annotations
 from typing import NamedTuple
 
 
+PLANNED = (
+    "icp",
+    "robust_sfm",
+    "video_icl",
+    "chroknow",
+    "contrastive_po",
+    "mgda",
+    "icl_embedder",
+    "lsa_scaling",
+    "st_gcond",
+    "dhtm",
+    "self_recognition",
+    "ilp_orbit",
+    "singer",
+    "flashmask",
+    "unlearn_eval",
+    "guard_calibration",
+    "timekan",
+    "sbsc",
+    "nrgboost",
+)
+"""The 19 papers of the project (paper order of shared/papers/), implemented or not."""
+
+
 class PaperEntry(NamedTuple):
     """One row of the static table."""
 
