@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from iclr25.core.bench import bench_result, print_rows
+from iclr25.core.bench import bench_result, load_average, print_rows
 from iclr25.papers.dhtm.data import N_STATES, make_phases
 from iclr25.papers.dhtm.method import DHTM
 
@@ -42,6 +42,7 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--out", default=str(OUT), help="JSON file to write ('' for none)")
     p.add_argument("--smoke", action="store_true", help="tiniest size (for the test suite)")
     args = p.parse_args(argv)
+    load_before = load_average()
     if args.smoke:
         args.episodes, args.blocks = 10, 1
     rows = []
@@ -82,6 +83,7 @@ def main(argv: list[str] | None = None) -> dict:
         {**vars(args), "threads": 1, "configs": CONFIGS},
         rows=rows,
         out=args.out,
+        load_before=load_before,
     )
 
 

@@ -15,7 +15,6 @@ before and after, because a busy shared machine slows 2 threads far more than 1.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
@@ -23,7 +22,7 @@ from pathlib import Path
 
 import torch
 
-from iclr25.core.bench import bench_result, print_rows
+from iclr25.core.bench import bench_result, load_average, print_rows
 
 OUT = Path(__file__).resolve().parent / "results" / "guard_calibration.json"
 PROMPTS = [
@@ -59,7 +58,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = p.parse_args(argv)
     threads = [int(x) for x in str(args.threads).split(",")]
     batches = [int(x) for x in args.batches.split(",")]
-    load_start = os.getloadavg()[0]  # the machine is shared: record how busy it was
+    load_before = load_average()  # the machine is shared: record how busy it was
     t0 = time.perf_counter()
     if args.smoke:
         lm, model, args.reps, args.new_tokens = _tiny(), "tiny (smoke)", 1, 4
@@ -96,13 +95,10 @@ def main(argv: list[str] | None = None) -> dict:
         "lm_generation_speed",
         f"{threads[0]} thread(s), batch {batches[0]} (generated tokens/s, greedy, "
         "transformers on CPU)",
-        {
-            **{k: v for k, v in vars(args).items() if k != "out"},
-            "loadavg_1m_start": round(load_start, 2),
-            "loadavg_1m_end": round(os.getloadavg()[0], 2),
-        },
+        {k: v for k, v in vars(args).items() if k != "out"},
         rows=rows,
         out=args.out,
+        load_before=load_before,
     )
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from iclr25.core.bench import bench_result, print_rows
+from iclr25.core.bench import bench_result, interleaved_medians, load_average, print_rows
 from iclr25.core.seeding import torch_seed
 from iclr25.papers.icp import (
     GuessingNumbersBatch,
@@ -90,6 +90,7 @@ def main(argv: list[str] | None = None) -> dict:
     if args.smoke:
         args.batches, args.reps, args.updates = "16", 1, 2
     torch.set_num_threads(args.threads)
+    load_before = load_average()
     spec = GuessingNumbersSpec()
     rows = []
     batches = [int(x) for x in args.batches.split(",")]
@@ -128,25 +129,30 @@ def main(argv: list[str] | None = None) -> dict:
         phi = InformationMap(spec.scouting_actions) if mode.startswith("icp") else None
         agents[mode] = ICPAgent(spec, mode, net, phi, table if mode == "icp_dm" else None)
     agents["vdn_off"] = agents["vdn"]
-    times = {m: [] for m in agents}
-    for r in range(-1, args.reps):  # r = -1: untimed warm-up
-        for m, agent in agents.items():
-            rng, gen = np.random.default_rng(r + 1), torch.Generator().manual_seed(r + 1)
-            t0 = time.perf_counter()
-            fit(agent, settings, rng, gen, replay=5000 if m == "vdn_off" else 0)  # mutates agent
-            if r >= 0:
-                times[m].append((time.perf_counter() - t0) / args.updates)
-    ref = statistics.median(times["vdn"])
-    for m, v in times.items():
+
+    def train(m, agent):  # round r uses seed r for every method; fit mutates the agent
+        def call(r):
+            rng, gen = np.random.default_rng(r), torch.Generator().manual_seed(r)
+            fit(agent, settings, rng, gen, replay=5000 if m == "vdn_off" else 0)
+
+        return call
+
+    calls = {m: train(m, agent) for m, agent in agents.items()}
+    per_update = {
+        m: t / args.updates
+        for m, t in interleaved_medians(calls, args.reps, 1, lambda r: (r,)).items()
+    }
+    ref = per_update["vdn"]
+    for m, t in per_update.items():
         rows.append(
             {
                 "what": "train_updates_per_s",
                 "env": "guessing_numbers",
                 "method": {"vdn": "vdn_on", "explicit": "dial"}.get(m, m),
                 "games": args.train_batch,
-                "rate": round(1 / statistics.median(v), 2),
+                "rate": round(1 / t, 2),
                 "reference_rate": round(1 / ref, 2),
-                "ratio": round(ref / statistics.median(v), 3),
+                "ratio": round(ref / t, 3),
             }
         )
     return bench_result(
@@ -157,6 +163,7 @@ def main(argv: list[str] | None = None) -> dict:
         vars(args),
         rows=rows,
         out=args.out,
+        load_before=load_before,
     )
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from iclr25.core.bench import bench_result, print_rows
+from iclr25.core.bench import bench_result, load_average, print_rows
 from iclr25.papers.ilp_orbit.data import generate
 from iclr25.papers.ilp_orbit.ilp import solve
 from iclr25.papers.ilp_orbit.reference import coloured_graph_per_edge
@@ -52,6 +52,7 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--out", default=str(OUT), help="JSON file to write ('' for none)")
     p.add_argument("--smoke", action="store_true", help="tiniest size (for the test suite)")
     args = p.parse_args(argv)
+    load_before = load_average()
     if args.smoke:
         args.sizes, args.instances = "4", 1
     torch.set_num_threads(args.threads)
@@ -97,6 +98,7 @@ def main(argv: list[str] | None = None) -> dict:
         vars(args),
         rows=rows,
         out=args.out,
+        load_before=load_before,
     )
 
 

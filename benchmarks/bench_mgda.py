@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-from iclr25.core.bench import bench_result, print_rows
+from iclr25.core.bench import bench_result, load_average, print_rows
 from iclr25.core.seeding import torch_seed
 from iclr25.papers.mgda.data import SequenceTasks, default_tasks
 from iclr25.papers.mgda.mtl import SharedLSTM, TrainSettings, step_times
@@ -37,6 +37,7 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--out", default=str(OUT), help="JSON file to write ('' for none)")
     p.add_argument("--smoke", action="store_true", help="tiniest size (for the test suite)")
     args = p.parse_args(argv)
+    load_before = load_average()
     if args.smoke:
         args.tasks, args.reps, args.warmup = "2", 2, 1
     torch.set_num_threads(args.threads)
@@ -67,6 +68,7 @@ def main(argv: list[str] | None = None) -> dict:
         vars(args),
         rows=rows,
         out=args.out,
+        load_before=load_before,
     )
 
 

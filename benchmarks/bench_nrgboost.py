@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from iclr25.core.bench import bench_result, print_rows
+from iclr25.core.bench import bench_result, load_average, print_rows
 from iclr25.papers.nrgboost import NRGBoost, load_table, sample_toy, toy_pmf
 
 OUT = Path(__file__).resolve().parent / "results" / "nrgboost.json"
@@ -137,6 +137,7 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--out", default=str(OUT), help="JSON file to write ('' for none)")
     p.add_argument("--smoke", action="store_true", help="tiniest size, our side only")
     args = p.parse_args(argv)
+    load_before = load_average()
     if args.threads != 1:
         raise SystemExit("--threads: only 1 is supported (both implementations single-threaded)")
     if args.smoke:
@@ -215,6 +216,7 @@ def main(argv: list[str] | None = None) -> dict:
         {**vars(args), "threads": 1},
         rows=rows,
         out=args.out,
+        load_before=load_before,
     )
 
 

@@ -15,14 +15,12 @@ layers.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import torch
 
-from iclr25.core.bench import bench_result, print_rows
+from iclr25.core.bench import bench_result, interleaved_medians, load_average, print_rows
 from iclr25.core.seeding import torch_seed
 from iclr25.papers.singer import NODE, SINGER, Adam, Heat, HeatNet, residual_loss
 from iclr25.papers.singer.data import initial_conditions, uniform_points
@@ -49,6 +47,7 @@ def main(argv: list[str] | None = None) -> dict:
         args.dims, args.widths, args.ref_dim, args.ref_width = "2", "3", 2, 3
         args.reps, args.warmup, args.points, args.batch = 1, 0, 8, 2
     torch.set_num_threads(args.threads)
+    load_before = load_average()
     sizes = [(int(d), args.ref_width) for d in args.dims.split(",")]
     sizes += [(args.ref_dim, int(w)) for w in args.widths.split(",")]
     rows = []
@@ -58,20 +57,26 @@ def main(argv: list[str] | None = None) -> dict:
             models = {"singer": SINGER(subnet, hidden=16, message_depth=1), "node": NODE(subnet)}
         opts = {k: Adam(list(m.parameters()), lr=1e-3) for k, m in models.items()}
         gen = torch.Generator().manual_seed(d * 1000 + w)
-        times: dict[str, list[float]] = {k: [] for k in models}
-        for rep in range(args.warmup + args.reps):
-            theta0 = initial_conditions(subnet, args.batch, gen)
-            x = uniform_points(args.points, d, gen)
-            for name, model in models.items():  # interleaved, same batch
-                start = time.perf_counter()
+
+        def step(name, subnet=subnet, models=models, opts=opts, d=d):
+            def call(theta0, x, rep):
                 loss = residual_loss(
-                    model, subnet, Heat(), theta0, x, 0.1, args.solver_steps, 2.0**d, rep
+                    models[name], subnet, Heat(), theta0, x, 0.1, args.solver_steps, 2.0**d, rep
                 )
                 loss.backward()
                 opts[name].step()
-                if rep >= args.warmup:
-                    times[name].append(time.perf_counter() - start)
-        ms = {k: 1e3 * statistics.median(v) for k, v in times.items()}
+
+            return call
+
+        def batch(rep, subnet=subnet, gen=gen, d=d):  # the same batch for both, outside the timing
+            return (
+                initial_conditions(subnet, args.batch, gen),
+                uniform_points(args.points, d, gen),
+                rep,
+            )
+
+        med = interleaved_medians({k: step(k) for k in models}, args.reps, args.warmup, batch)
+        ms = {k: 1e3 * v for k, v in med.items()}
         rows.append(
             {
                 "d": d,
@@ -87,6 +92,7 @@ def main(argv: list[str] | None = None) -> dict:
         vars(args),
         rows,
         args.out,
+        load_before,
     )
 
 
