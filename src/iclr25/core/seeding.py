@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from iclr25.core.checks import check_int
+
 
 def _key(name: str) -> int:
     return zlib.crc32(name.encode())
@@ -67,9 +69,8 @@ def _from_seq(seed: int, seq: np.random.SeedSequence) -> Rngs:
 
 def make_rngs(seed: int) -> Rngs:
     """All random streams for `seed` (a non-negative int)."""
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise ValueError(f"seed={seed!r} is not allowed: must be a non-negative int")
-    return _from_seq(int(seed), np.random.SeedSequence(int(seed)))
+    seed = check_int("seed", seed, 0)
+    return _from_seq(seed, np.random.SeedSequence(seed))
 
 
 def spawn_seed(seed: int, *names: str) -> int:

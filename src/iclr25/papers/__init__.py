@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-
 PLANNED = (
     "icp",
     "robust_sfm",

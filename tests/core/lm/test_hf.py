@@ -107,7 +107,7 @@ def test_chat_template_and_errors(folder, lm):
         HFLM.load(folder / "missing")
     with pytest.raises(ValueError, match="dtype"):
         HFLM.load(folder, dtype="int8")
-    with pytest.raises(ValueError, match="out of range"):
+    with pytest.raises(ValueError, match="token id=999 is not allowed"):
         lm.next_token_logits(["a"], [999])
 
 

@@ -102,9 +102,9 @@ def test_bad_input(lm):
         lm.generate(["a"], temperature=-1)
     with pytest.raises(ValueError, match="longer than"):
         lm.generate(["a"], max_new_tokens=1000)
-    with pytest.raises(ValueError, match="out of range"):
+    with pytest.raises(ValueError, match="token id=1000000 is not allowed"):
         lm.next_token_logits(["a"], [10**6])
-    with pytest.raises(ValueError, match="layer 5"):
+    with pytest.raises(ValueError, match="layer=5 is not allowed"):
         lm.hidden_states(["a"], [5])
     with pytest.raises(ValueError, match="shape"), lm.steer({0: np.ones(3)}):
         pass

@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import math
 from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
 import numpy as np
+
+from iclr25.core.checks import check_float, check_int
 
 
 class LMError(RuntimeError):
@@ -160,21 +161,14 @@ def check_pairs(prompts: Sequence[str], continuations: Sequence[str]) -> tuple[l
 
 def check_sampling(max_new_tokens: int, temperature: float, stop: Sequence[str], seed: int):
     """Validate generation settings; returns `stop` as a tuple."""
-    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int):
-        raise TypeError(f"max_new_tokens={max_new_tokens!r} must be an int")
-    if max_new_tokens < 1:
-        raise ValueError(f"max_new_tokens={max_new_tokens!r} is not allowed: must be >= 1")
-    if not (isinstance(temperature, int | float) and math.isfinite(temperature)):
-        raise ValueError(f"temperature={temperature!r} is not allowed: must be a finite number")
-    if temperature < 0:
-        raise ValueError(f"temperature={temperature!r} is not allowed: must be >= 0")
+    check_int("max_new_tokens", max_new_tokens, 1)
+    check_float("temperature", temperature, 0)
     if isinstance(stop, str):
         stop = (stop,)
     stop = tuple(stop)
     if any(not isinstance(s, str) or not s for s in stop):
         raise ValueError(f"stop={stop!r} is not allowed: must be non-empty strings")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed={seed!r} is not allowed: must be a non-negative int")
+    check_int("seed", seed, 0)
     return stop
 
 
@@ -183,12 +177,8 @@ def check_token_ids(token_ids: Sequence[int], vocab_size: int | None) -> list[in
     ids = list(token_ids)
     if not ids:
         raise ValueError("token_ids is empty: pass at least one token id")
-    for t in ids:
-        if isinstance(t, bool) or not isinstance(t, int | np.integer):
-            raise TypeError(f"token_ids must be ints, got {t!r}")
-        if t < 0 or (vocab_size is not None and t >= vocab_size):
-            raise ValueError(f"token id {t} is out of range [0, {vocab_size})")
-    return [int(t) for t in ids]
+    high = None if vocab_size is None else vocab_size - 1
+    return [check_int("token id", t, 0, high) for t in ids]
 
 
 def check_layers(layers: Sequence[int], num_layers: int) -> list[int]:
@@ -196,10 +186,7 @@ def check_layers(layers: Sequence[int], num_layers: int) -> list[int]:
     out = [layers] if isinstance(layers, int) else list(layers)
     if not out:
         raise ValueError("layers is empty: pass at least one layer index")
-    for layer in out:
-        if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < num_layers:
-            raise ValueError(f"layer {layer!r} is out of range [0, {num_layers})")
-    return out
+    return [check_int("layer", layer, 0, num_layers - 1) for layer in out]
 
 
 def check_vectors(

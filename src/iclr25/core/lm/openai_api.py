@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import socket
 import time
 import urllib.error
@@ -38,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from iclr25.core.checks import check_float, check_int
 from iclr25.core.lm.base import (
     LMConnectionError,
     LMError,
@@ -86,14 +86,10 @@ class OpenAILM:
             raise ValueError(f"url={url!r} is not allowed: must start with http:// or https://")
         if not model:
             raise ValueError("model is empty: name the model the server serves")
-        if not (timeout_s > 0 and math.isfinite(timeout_s)):
-            raise ValueError(f"timeout_s={timeout_s!r} is not allowed: must be > 0")
-        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
-            raise ValueError(f"retries={retries!r} is not allowed: must be an int >= 0")
-        if not backoff_s >= 0:
-            raise ValueError(f"backoff_s={backoff_s!r} is not allowed: must be >= 0")
-        if not 1 <= top_logprobs <= 100:
-            raise ValueError(f"top_logprobs={top_logprobs!r} is not allowed: must be in 1..100")
+        check_float("timeout_s", timeout_s, 0, low_open=True)
+        check_int("retries", retries, 0)
+        check_float("backoff_s", backoff_s, 0)
+        check_int("top_logprobs", top_logprobs, 1, 100)
         self.url = url.rstrip("/").removesuffix("/v1")
         self.model = model
         self.name = f"openai:{model}"

@@ -28,6 +28,7 @@ import torch._dynamo
 from torch import nn
 from torch.nn import functional as F
 
+from iclr25.core.checks import check_int
 from iclr25.core.lm.base import (
     Positions,
     check_layers,
@@ -107,8 +108,7 @@ class TinyTransformer(nn.Module):
             ("n_heads", n_heads),
             ("max_len", max_len),
         ):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name}={v!r} is not allowed: must be an int >= 1")
+            check_int(name, v, 1)
         if d_model % n_heads:
             raise ValueError(f"n_heads={n_heads} must divide d_model={d_model}")
         self.max_len = max_len
