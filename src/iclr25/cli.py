@@ -155,7 +155,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         failed += len(rep.failed)
         groups.append(RunGroup(rep.plan.experiment, rep.plan.variant, rep.results))
     out = Path(args.report) if args.report else Path(args.out) / "report"
-    index = build_html(Path(args.out), out, slugs)
+    index = build_html(Path(args.out), out, slugs, published=Path(args.published))
     print()
     _print_verdicts(groups)
     print(f"\nHTML report: {index}")
@@ -188,7 +188,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         if stale:
             print("run `iclr25 report` to regenerate", file=sys.stderr)
         return 1 if stale or problems else 0
-    index = build_html(root, Path(args.out) if args.out else root / "report", slugs)
+    out = Path(args.out) if args.out else root / "report"
+    index = build_html(root, out, slugs, published=Path(args.published))
     print(f"HTML report: {index}")
     if docs.is_dir():
         for p in update_docs(root, docs, slugs=slugs):
@@ -297,6 +298,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--preset", default="quick", choices=("smoke", "quick", "full"))
     p.add_argument("--papers", default=None, help="comma-separated slugs (default: all)")
     p.add_argument("--report", default=None, help="report folder (default: <out>/report)")
+    p.add_argument(
+        "--published", default="results", help="committed results shown beside this run's"
+    )
     _add_backend(p)
     p.set_defaults(fn=cmd_reproduce)
 
@@ -305,6 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=None, help="report folder (default: <from>/report)")
     p.add_argument("--docs", default="docs", help="docs folder whose pages get the tables")
     p.add_argument("--papers", default=None)
+    p.add_argument("--published", default="results", help="committed results shown beside these")
     p.add_argument(
         "--check",
         action="store_true",

@@ -4,6 +4,7 @@ import shutil
 from pathlib import Path
 
 from iclr25.core.report import build_html, replace_block, update_docs
+from iclr25.papers import PLANNED
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -16,9 +17,14 @@ def test_committed_docs_are_generated_from_committed_results():
 def test_html_report_is_self_contained(tmp_path):
     index = build_html(ROOT / "results", tmp_path / "report", ["mgda"])
     html = index.read_text()
-    assert "reproduced" in html and "mgda.toy" in html and "<table>" in html
-    for src in html.split("src='")[1:]:
-        assert (index.parent / src.split("'")[0]).is_file()  # every figure is in the folder
+    assert "mgda.toy" in html and "<table" in html and "Which papers reproduce?" in html
+    assert sorted(p.name for p in index.parent.iterdir()) == ["index.html"]  # nothing beside it
+    assert "src='data:image/png;base64," in html and "src='figures" not in html
+    for verdict in ("reproduced", "inconclusive", "contradicted"):
+        assert f"<span class='badge {verdict}'>{verdict}</span>" in html  # legend: words + CSS
+    assert not any(ch in html for ch in "✅❔❌")  # no glyph that needs an emoji font
+    for slug in PLANNED:
+        assert f"<td>{slug}</td>" in html or f"href='#{slug}'>{slug}</a>" in html
 
 
 def test_update_docs_fills_the_blocks_of_a_page(tmp_path):

@@ -1,8 +1,9 @@
 """Reports built from stored results only: never re-runs anything.
 
-- `build_html(root, out)`: a self-contained folder (index.html plus figures/*.png) with, per paper
-  and experiment, the claims with their verdicts beside the paper's numbers, and a table of every
-  metric as mean ± 95% Student-t CI over seeds.
+- `build_html(root, out)`: one self-contained `index.html` (figures embedded): which papers
+  reproduce (one row per planned paper), a legend, every claim in a filterable table, then per
+  paper and experiment the claims with their verdicts beside the paper's numbers, figures, and a
+  table of every metric as mean ± 95% Student-t CI over seeds.
 - `update_docs(root, docs)`: rewrites the generated blocks of `docs/papers/<slug>.md` (results,
   deviations collected from `# DEVIATION:` tags, metric glossary, stored benchmark tables) and
   `docs/index.md`. With
@@ -371,32 +372,96 @@ def update_docs(
 # ---------------------------------------------------------------- HTML report
 
 _CSS = """
-body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
-table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:.9em}
-td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top}
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;max-width:1200px;margin:2em auto;
+padding:0 1em;color:#222;line-height:1.4}
+table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:.88em;width:100%}
+td,th{border:1px solid #ccc;padding:.3em .5em;text-align:left;vertical-align:top}
 th{background:#f3f3f3} code{font-size:.95em} img{max-width:100%;border:1px solid #eee}
-.reproduced{background:#e6f6e6}.inconclusive{background:#fff6dd}.contradicted{background:#fde4e4}
-.meta{color:#666;font-size:.85em}
+.badge{display:inline-block;padding:.05em .55em;border-radius:.7em;font-weight:600;
+font-size:.85em;white-space:nowrap;border:1px solid transparent}
+.badge.reproduced{background:#dcf5e3;color:#0b5d22;border-color:#7cc690}
+.badge.inconclusive{background:#fff3cd;color:#6b4e00;border-color:#e0c060}
+.badge.contradicted{background:#fde2e1;color:#8a1c13;border-color:#e08a84}
+.badge.missing{background:#eee;color:#555;border-color:#ccc}
+.flag{color:#8a1c13;font-weight:600}
+.meta{color:#666;font-size:.85em} dl.legend dt{font-weight:600;margin-top:.4em}
+dl.legend dd{margin-left:1.5em} #filter{width:100%;padding:.4em;font-size:1em;margin:.3em 0}
 """
+
+_FILTER_JS = """
+document.getElementById('filter').addEventListener('input', function (e) {
+  var q = e.target.value.toLowerCase();
+  document.querySelectorAll('#claims tbody tr').forEach(function (tr) {
+    tr.style.display = tr.textContent.toLowerCase().indexOf(q) >= 0 ? '' : 'none';
+  });
+});
+"""
+
+_LEGEND = """<dl class='legend'>
+<dt><span class='badge reproduced'>reproduced</span></dt><dd>the 95% Student-t interval of
+the mean paired difference (ours minus the control, one difference per seed) lies entirely on
+the side the paper claims, and the mean effect reaches the claim's minimum effect; for an
+equivalence claim, the interval lies inside the margin.</dd>
+<dt><span class='badge inconclusive'>inconclusive</span></dt><dd>the interval crosses zero (or
+the margin), or the effect is smaller than the claim's minimum: the seeds cannot tell.</dd>
+<dt><span class='badge contradicted'>contradicted</span></dt><dd>the interval lies entirely on
+the other side (or outside the margin).</dd>
+<dt>n</dt><dd>the number of seeds behind the verdict; "deterministic" marks a quantity that does
+not depend on the seed, judged exactly once and shown without an interval.</dd>
+<dt>ours</dt><dd>mean ± half-width of the 95% interval over seeds.</dd>
+<dt>why</dt><dd>the reason given with the claim for the verdict expected at that preset; a
+verdict that is not the expected one is flagged.</dd>
+</dl>"""
 
 
 def _e(x: object) -> str:
-    return html.escape(str(x))
+    return html.escape(str(x), quote=True)
 
 
-def _claims_html(group: RunGroup) -> str:
-    rows = [
+def _badge(verdict: str) -> str:
+    return f"<span class='badge {_e(verdict)}'>{_e(verdict)}</span>"
+
+
+def _why_html(v: ClaimResult, preset: str) -> str:
+    text = why(v, preset)
+    if text.startswith("NOT AS EXPECTED"):
+        return f"<span class='flag'>{_e(text)}</span>"
+    return _e(text)
+
+
+def _claims_html(group: RunGroup, published: dict[str, RunGroup]) -> str:
+    pub = published.get(group.experiment.name)
+    show_pub = pub is not None and pub.variant != group.variant
+    pub_verdicts = {v.claim.id: v for v in pub.verdicts()} if show_pub else {}
+    head = (
         "<tr><th>claim</th><th>paper</th><th>ours (mean ± 95% CI)</th>"
-        "<th>difference [95% CI]</th><th>n</th><th>verdict</th><th>why</th></tr>"
-    ]
+        "<th>difference [95% CI]</th><th>n</th><th>verdict</th><th>why</th>"
+        + (f"<th>published ({_e(pub.variant)})</th>" if show_pub else "")
+        + "</tr>"
+    )
+    rows = [head]
     for v in group.verdicts():
-        rows.append(
-            f"<tr class='{v.verdict}'><td><b>{_e(v.claim.id)}</b>: {_e(v.claim.statement)}</td>"
+        cells = (
+            f"<td><b>{_e(v.claim.id)}</b>: {_e(v.claim.statement)}</td>"
             f"<td>{_e(v.claim.paper_value or '—')}</td><td>{_e(_fmt_effect(v))}</td>"
             f"<td>{_e(_fmt_diff(v))}</td><td>{_e(_fmt_n(v))}</td>"
-            f"<td>{_e(VERDICT_MARK[v.verdict])}<br><span class='meta'>{_e(v.reason)}</span></td>"
-            f"<td>{_e(why(v, group.variant))}</td></tr>"
+            f"<td>{_badge(v.verdict)}<br><span class='meta'>{_e(v.reason)}</span></td>"
+            f"<td>{_why_html(v, group.variant)}</td>"
         )
+        if show_pub:
+            pv = pub_verdicts.get(v.claim.id)
+            differs = pv is not None and pv.verdict != v.verdict
+            cells += (
+                f"<td>{_badge(pv.verdict) if pv else '—'}"
+                + (
+                    f"<br><span class='meta'>differs from this run: {_e(_fmt_effect(pv))}, "
+                    f"n={_e(_fmt_n(pv))}</span>"
+                    if differs
+                    else ""
+                )
+                + "</td>"
+            )
+        rows.append(f"<tr>{cells}</tr>")
     return "<table>" + "".join(rows) + "</table>"
 
 
@@ -410,19 +475,96 @@ def _metrics_html(group: RunGroup) -> str:
     return "<table>" + "".join(rows) + "</table>"
 
 
-def build_html(root: Path, out: Path, slugs: Sequence[str] | None = None) -> Path:
-    """Write the HTML report for the results under `root` into the folder `out`.
+def _figures_html(group: RunGroup) -> list[str]:
+    """The group's figures as <img> tags with the PNG embedded (a data URI)."""
+    import base64
+
+    if not (group.experiment.figures and group.ok):
+        return []
+    with tempfile.TemporaryDirectory() as scratch:
+        try:
+            paths = group.experiment.figures(group.ok, Path(scratch))
+        except ImportError as err:  # matplotlib missing: tables only
+            log.warning("no figures: %s", err)
+            return []
+        return [
+            f"<p><img alt='{_e(p.stem)}' src='data:image/png;base64,"
+            f"{base64.b64encode(p.read_bytes()).decode()}'></p>"
+            for p in paths
+        ]
+
+
+def _summary_html(by_slug: dict[str, list[RunGroup]]) -> str:
+    """One row per planned paper: its headline claim, the paper's number, ours, the verdict."""
+    from iclr25.papers import PAPERS, PLANNED
+
+    rows = [
+        "<tr><th>paper</th><th>headline claim</th><th>paper's number</th><th>ours</th>"
+        "<th>n</th><th>verdict</th><th>preset</th></tr>"
+    ]
+    for slug in PLANNED:
+        if slug not in PAPERS:
+            rows.append(
+                f"<tr><td>{_e(slug)}</td><td colspan='5'>not implemented yet</td>"
+                f"<td><span class='badge missing'>missing</span></td></tr>"
+            )
+            continue
+        headline = f"{slug}.{PAPERS[slug].experiments[0]}"
+        best = canonical(by_slug.get(slug, [])).get(headline)
+        verdicts = best.verdicts() if best else []
+        if not verdicts:
+            rows.append(
+                f"<tr><td>{_e(slug)}</td><td colspan='5'>no results "
+                f"for <code>{_e(headline)}</code> in this report</td>"
+                f"<td><span class='badge missing'>no results</span></td></tr>"
+            )
+            continue
+        v = verdicts[0]
+        rows.append(
+            f"<tr><td><a href='#{_e(slug)}'>{_e(slug)}</a></td><td>{_e(v.claim.statement)}</td>"
+            f"<td>{_e(v.claim.paper_value or '—')}</td><td>{_e(_fmt_effect(v))}<br>"
+            f"<span class='meta'>difference {_e(_fmt_diff(v))}</span></td>"
+            f"<td>{_e(_fmt_n(v))}</td><td>{_badge(v.verdict)}</td><td>{_e(best.variant)}</td></tr>"
+        )
+    return "<table id='summary'>" + "".join(rows) + "</table>"
+
+
+def build_html(
+    root: Path,
+    out: Path,
+    slugs: Sequence[str] | None = None,
+    published: Path | None = None,
+) -> Path:
+    """Write the HTML report for the results under `root`: one self-contained `index.html`.
+
+    The page opens with one row per planned paper (its headline claim, the paper's number,
+    ours, the verdict, the preset), a legend, a filterable table of every claim, then a section
+    per paper with its claims (the paper's number beside ours, the expected verdict's reason),
+    figures embedded as data URIs, run times and all metrics.
+
+    Args:
+        root: The result store to report on.
+        out: The folder to write `index.html` into.
+        slugs: Papers to include (default: all with results).
+        published: A store of published (committed) results; where it holds another preset of
+            an experiment, its verdicts are shown beside this run's, with the differences.
 
     Returns:
         The path of `index.html`.
     """
     root, out = Path(root), Path(out)
     groups = collect(root, slugs)
-    fig_dir = out / "figures"
+    pub: dict[str, RunGroup] = {}
+    if (
+        published is not None
+        and Path(published).is_dir()
+        and Path(published).resolve() != root.resolve()
+    ):
+        pub = canonical(collect(Path(published), slugs))
     by_slug: dict[str, list[RunGroup]] = defaultdict(list)
     for g in groups:
         by_slug[g.experiment.slug].append(g)
-    summary = ["<tr><th>experiment</th><th>run</th><th>claim</th><th>verdict</th></tr>"]
+    claims = []
     body = []
     for slug in registry.slugs():
         if slug not in by_slug:
@@ -435,42 +577,45 @@ def build_html(root: Path, out: Path, slugs: Sequence[str] | None = None) -> Pat
         )
         for g in by_slug[slug]:
             failed = len(g.results) - len(g.ok)
+            anchor = f"{g.experiment.name}-{g.variant}"
             body.append(
-                f"<h3>{_e(g.experiment.name)} <span class='meta'>[{_e(g.variant)}] "
-                f"{len(g.ok)} seeds ok{f', {failed} failed' if failed else ''}, "
-                f"{g.runtime():.0f} s</span></h3><p>{_e(g.experiment.summary)}</p>"
+                f"<h3 id='{_e(anchor)}'>{_e(g.experiment.name)} <span class='meta'>"
+                f"[{_e(g.variant)} preset] {len(g.ok)} seeds ok"
+                f"{f', {failed} failed' if failed else ''}, {g.runtime():.0f} s of compute "
+                "summed over seeds</span></h3>"
+                f"<p>{_e(g.experiment.summary)}</p>"
             )
             if g.experiment.claims:
-                body.append(_claims_html(g))
+                body.append(_claims_html(g, pub))
                 for v in g.verdicts():
-                    summary.append(
-                        f"<tr class='{v.verdict}'><td><a href='#{_e(slug)}'>"
-                        f"{_e(g.experiment.name)}</a></td><td>{_e(g.variant)}</td>"
-                        f"<td>{_e(v.claim.statement)}</td><td>{_e(VERDICT_MARK[v.verdict])}"
-                        "</td></tr>"
+                    claims.append(
+                        f"<tr><td><a href='#{_e(anchor)}'>{_e(g.experiment.name)}</a></td>"
+                        f"<td>{_e(g.variant)}</td><td>{_e(v.claim.statement)}</td>"
+                        f"<td>{_e(_fmt_n(v))}</td><td>{_badge(v.verdict)}</td></tr>"
                     )
-            if g.experiment.figures and g.ok:
-                try:
-                    figs = g.experiment.figures(g.ok, fig_dir / g.variant)
-                except ImportError as err:  # matplotlib missing: tables only
-                    log.warning("no figures: %s", err)
-                    figs = []
-                for f in figs:
-                    body.append(
-                        f"<p><img src='{_e(f.relative_to(out).as_posix())}' alt='{_e(f.stem)}'></p>"
-                    )
+            body.extend(_figures_html(g))
             body.append("<details><summary>All metrics</summary>" + _metrics_html(g) + "</details>")
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     page = (
-        "<!doctype html><html><head><meta charset='utf-8'><title>iclr25 report</title>"
-        f"<style>{_CSS}</style></head><body><h1>iclr25 reproduction report</h1>"
-        f"<p class='meta'>Generated {when} from the stored results in <code>{_e(root)}</code>. "
-        "Verdicts: paired Student-t 95% CI over seeds (see docs/design.md).</p>"
-        "<h2>Verdicts</h2><table>"
-        + "".join(summary)
-        + "</table>"
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>iclr25 report</title><style>{_CSS}</style></head><body>"
+        "<h1>iclr25 reproduction report</h1>"
+        f"<p class='meta'>Generated {when} from the stored results in <code>{_e(root)}</code>"
+        + (f"; published results from <code>{_e(published)}</code>" if pub else "")
+        + ". Quick presets are small proxies of the published full ones.</p>"
+        "<h2 id='papers'>Which papers reproduce?</h2>"
+        + _summary_html(by_slug)
+        + "<h2 id='legend'>Reading the verdicts</h2>"
+        + _LEGEND
+        + "<h2 id='claims-all'>Every claim</h2>"
+        "<input id='filter' type='search' placeholder='Filter claims (paper, claim, verdict)'>"
+        "<table id='claims'><thead><tr><th>experiment</th><th>preset</th><th>claim</th>"
+        "<th>n</th><th>verdict</th></tr></thead><tbody>"
+        + "".join(claims)
+        + "</tbody></table>"
         + "".join(body)
-        + "</body></html>"
+        + f"<script>{_FILTER_JS}</script></body></html>"
     )
     index = out / "index.html"
     atomic_write_text(index, page)
