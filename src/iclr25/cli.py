@@ -149,7 +149,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     names = [n for s in slugs for n in registry.experiment_names(s)]
     for n in names:  # validate everything before running anything
         plan_run(n, args.preset, out=args.out)
-    check_out_dir(args.report or Path(args.out) / "report", "--report", below=_REPORT_DEEPEST)
+    report = Path(args.out) / "report" if args.report is None else args.report
+    check_out_dir(report, "--report", below=_REPORT_DEEPEST)
     groups, failed = [], 0
     for n in names:
         log.info("== %s [%s]", n, args.preset)
@@ -250,6 +251,13 @@ _REPORT_DEEPEST = "figures/" + "x" * 120 + ".png"
 """A generous stand-in for the longest path the HTML report writes under its folder."""
 
 
+def _nonempty(text: str) -> str:
+    """A path argument that is not '' (which would silently mean the current folder)."""
+    if not text:
+        raise argparse.ArgumentTypeError("'' is not a path")
+    return text
+
+
 def _report_out(text: str) -> str:
     """`report --out`: a folder that can hold the report (checked before anything runs)."""
     from iclr25.core.results import check_out_dir
@@ -307,7 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(fn=cmd_reproduce)
 
     p = sub.add_parser("report", help="HTML report and docs tables from stored results")
-    p.add_argument("--from", default="results", help="result store to read")
+    p.add_argument("--from", default="results", type=_nonempty, help="result store to read")
     p.add_argument(
         "--out", default=None, type=_report_out, help="report folder (default: <from>/report)"
     )

@@ -109,9 +109,16 @@ def test_reproduce_and_report_refuse_a_bad_folder(tmp_path, capsys):
     args = ["reproduce", "--papers", "mgda", "--out", str(tmp_path / "o"), "--report", file]
     assert main(args) == 2
     assert "--report" in _one_line(capsys)
+    assert (
+        main(["reproduce", "--papers", "mgda", "--out", str(tmp_path / "o"), "--report", ""]) == 2
+    )
+    assert "--report '': must name a folder" in _one_line(capsys)
     with pytest.raises(SystemExit) as exc:
         main(["report", "--from", str(tmp_path), "--out", file])
     assert exc.value.code == 2 and "is a file, not a folder" in _one_line(capsys)
+    with pytest.raises(SystemExit) as exc:
+        main(["report", "--from", ""])
+    assert exc.value.code == 2 and "--from" in _one_line(capsys)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
 
 
@@ -132,6 +139,8 @@ def test_seed_limits_are_checked_without_building_the_list():
         parse_seeds(range(10**12))
     with pytest.raises(UsageError, match="not a seed"):
         parse_seeds("9" * 5000)
+    with pytest.raises(UsageError, match="not a seed"):
+        parse_seeds("\u0663")  # an Arabic-Indic 3
     assert time.perf_counter() - t0 < 1.0
 
 

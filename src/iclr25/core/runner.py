@@ -174,6 +174,8 @@ def parse_seeds(text: str | Sequence[int] | None) -> tuple[int, ...] | None:
                 continue
             lo, sep, hi = item.partition("-")
             try:
+                if not item.isascii():  # int() also reads other scripts' digits
+                    raise ValueError(item)
                 a = int(lo)
                 b = int(hi) if sep else a
             except ValueError:
