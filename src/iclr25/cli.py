@@ -142,12 +142,15 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from iclr25.core import registry
     from iclr25.core.report import RunGroup, build_html
+    from iclr25.core.results import check_out_dir
     from iclr25.core.runner import plan_run, run_experiment
 
     slugs = _papers_arg(args.papers) or registry.slugs()
     names = [n for s in slugs for n in registry.experiment_names(s)]
     for n in names:  # validate everything before running anything
         plan_run(n, args.preset, out=args.out)
+    report = Path(args.out) / "report" if args.report is None else args.report
+    check_out_dir(report, "--report", below=_REPORT_DEEPEST)
     groups, failed = [], 0
     for n in names:
         log.info("== %s [%s]", n, args.preset)
@@ -256,6 +259,28 @@ def cmd_bench(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- parser
 
 
+_REPORT_DEEPEST = "figures/" + "x" * 120 + ".png"
+"""A generous stand-in for the longest path the HTML report writes under its folder."""
+
+
+def _nonempty(text: str) -> str:
+    """A path argument that is not '' (which would silently mean the current folder)."""
+    if not text:
+        raise argparse.ArgumentTypeError("'' is not a path")
+    return text
+
+
+def _report_out(text: str) -> str:
+    """`report --out`: a folder that can hold the report (checked before anything runs)."""
+    from iclr25.core.results import check_out_dir
+
+    try:
+        check_out_dir(text, "folder", below=_REPORT_DEEPEST)
+    except UsageError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return text
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, exit 2
         self.exit(EXIT_USAGE, f"iclr25: error: {message} (see `{self.prog} --help`)\n")
@@ -305,8 +330,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(fn=cmd_reproduce)
 
     p = sub.add_parser("report", help="HTML report and docs tables from stored results")
-    p.add_argument("--from", default="results", help="result store to read")
-    p.add_argument("--out", default=None, help="report folder (default: <from>/report)")
+    p.add_argument("--from", default="results", type=_nonempty, help="result store to read")
+    p.add_argument(
+        "--out", default=None, type=_report_out, help="report folder (default: <from>/report)"
+    )
     p.add_argument("--docs", default="docs", help="docs folder whose pages get the tables")
     p.add_argument("--papers", default=None)
     p.add_argument("--published", default="results", help="committed results shown beside these")

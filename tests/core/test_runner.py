@@ -13,7 +13,13 @@ from iclr25.core import registry
 from iclr25.core.config import check
 from iclr25.core.errors import UsageError
 from iclr25.core.experiment import Experiment, Metric
-from iclr25.core.results import TMP_SUFFIX, atomic_write_text, clean_stale_tmp, read_result
+from iclr25.core.results import (
+    LOCK_NAME,
+    TMP_SUFFIX,
+    atomic_write_text,
+    clean_stale_tmp,
+    read_result,
+)
 from iclr25.core.runner import parse_seeds, run_experiment
 
 
@@ -67,7 +73,7 @@ def test_results_are_written_and_resumed(fake, tmp_path):
     rep = run_experiment("fake.exp", "quick", seeds="0-2", out=tmp_path)
     assert [r.seed for r in rep.results] == [0, 1, 2] and CALLS == [0, 1, 2]
     files = sorted(p.name for p in (tmp_path / "fake/exp/quick").iterdir())
-    assert files == ["seed=0.json", "seed=1.json", "seed=2.json"]
+    assert files == [LOCK_NAME, "seed=0.json", "seed=1.json", "seed=2.json"]
     stored = read_result(tmp_path / "fake/exp/quick/seed=1.json")
     assert stored.status == "ok" and stored.metrics["a/y"] is None  # NaN stored as null
     assert stored.curves == {"a/curve": [[0.0, 1.0]]} and stored.env["torch_threads"] >= 1
@@ -114,7 +120,7 @@ def test_interrupt_keeps_finished_seeds_and_resumes(fake, tmp_path):
             "fake.exp", "quick", seeds="0-2", overrides=["interrupt_seed=1"], out=tmp_path
         )
     folder = next((tmp_path / "fake/exp").iterdir())
-    assert sorted(p.name for p in folder.iterdir()) == ["seed=0.json"]
+    assert sorted(p.name for p in folder.iterdir()) == [LOCK_NAME, "seed=0.json"]
     CALLS.clear()
     rep = run_experiment(
         "fake.exp", "quick", seeds="0-2", overrides=["interrupt_seed=99"], out=tmp_path

@@ -6,22 +6,33 @@ resumes from, or overwrites, the preset's results).
 
 A file is written to a temporary name in the same folder and renamed into place, so a reader (or a
 resumed run) never sees a half-written file. Stale temporary files from a killed run are removed
-by the next run in that folder.
+by the next run in that folder, while it holds the folder's lock (see `run_lock`): a run takes an
+exclusive `fcntl.flock` on `<variant folder>/.lock` for its whole duration, so two runs never
+write the same folder at once and none deletes another's temporary files.
+
+`check_out_dir` is the check every command runs on a folder it will write into, before anything
+runs: not '', not an existing file, not a too-long path, and writable.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from iclr25.core.errors import UsageError
+
 SCHEMA_VERSION = 1
 TMP_SUFFIX = ".tmp"
+LOCK_NAME = ".lock"
+"""The lock file of a run folder (held with `fcntl.flock` while a run writes there)."""
 
 Status = Literal["ok", "failed"]
 
@@ -46,6 +57,8 @@ class RunResult:
         runtime_s: Wall-clock seconds of `run()`.
         started_at: ISO time the seed started.
         env: Versions, threads, host and git state (see `envinfo`).
+        inputs: `{config key: sha256 of the file's content}` of every input file the config
+            names (`core.config.InputFile` fields); a run resumes a seed only when these match.
     """
 
     experiment: str
@@ -61,6 +74,7 @@ class RunResult:
     started_at: str = ""
     env: dict[str, Any] = field(default_factory=dict)
     schema_version: int = SCHEMA_VERSION
+    inputs: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able dict."""
@@ -121,15 +135,114 @@ def read_result(path: Path) -> RunResult:
     return RunResult.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
 
 
-def clean_stale_tmp(folder: Path) -> int:
-    """Remove temporary files a killed run left in `folder`; returns how many."""
+def clean_stale_tmp(folder: Path, before: float | None = None) -> int:
+    """Remove temporary files a killed run left in `folder`; returns how many.
+
+    Call it only while holding the folder's lock (`run_lock`), so no live run's file goes; with
+    `before` (a `time.time()`), only files last modified before then are removed.
+    """
     n = 0
     if folder.is_dir():
         for p in folder.glob(f".*{TMP_SUFFIX}"):
             with contextlib.suppress(FileNotFoundError):
+                if before is not None and p.stat().st_mtime >= before:
+                    continue
                 p.unlink()
                 n += 1
     return n
+
+
+class RunLockedError(UsageError):
+    """Another run holds the lock of a run folder."""
+
+
+@contextlib.contextmanager
+def run_lock(folder: Path) -> Iterator[float]:
+    """Hold the exclusive lock of run folder `folder` (created if needed) for a block.
+
+    Fails fast rather than waiting: a second run into the same folder raises `RunLockedError`
+    naming the holder's process id. The lock goes with the process (also on SIGKILL).
+
+    Yields:
+        The `time.time()` at which the lock was acquired.
+    """
+    import fcntl
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / LOCK_NAME
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as err:
+            if err.errno not in (errno.EAGAIN, errno.EACCES):
+                raise
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+            raise RunLockedError(
+                f"another run (pid {holder}) is writing {folder}; wait for it to finish "
+                "or use another --out"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield time.time()
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _short(path: Path) -> str:
+    text = str(path)
+    return repr(text) if len(text) <= 80 else repr("..." + text[-77:])
+
+
+def _nearest_existing(path: Path) -> Path:
+    while not os.path.exists(path) and path != path.parent:  # False also for a too-long name
+        path = path.parent
+    return path
+
+
+def check_out_dir(out: str | os.PathLike, what: str = "--out", below: str = "") -> Path:
+    """Check that folder `out` can hold the files a command will write, before it writes any.
+
+    Rejected: '', an existing file (or a file where a folder of the path should be), a name
+    longer than the filesystem allows or a path longer than PATH_MAX (counting `below`, the
+    longest relative path the command writes under `out`), and a folder this process cannot
+    write into (probed with an anonymous temporary file, so nothing is left behind).
+
+    Returns:
+        `out` as a Path.
+
+    Raises:
+        UsageError: naming `what`, the value and the reason.
+    """
+
+    def fail(reason: str):
+        shown = repr(str(out)) if len(str(out)) <= 80 else repr(str(out)[:77]) + "..."
+        raise UsageError(f"{what} {shown}: {reason}")
+
+    if not isinstance(out, str | os.PathLike):
+        fail(f"must be a path, got {type(out).__name__}")
+    if str(out) == "" or "\0" in str(out):
+        fail("must name a folder")
+    path = Path(out)
+    full = Path(os.path.abspath(path / below if below else path))
+    base = _nearest_existing(full)
+    name_max = os.pathconf(base, "PC_NAME_MAX") if base.is_dir() else 255
+    path_max = os.pathconf(base, "PC_PATH_MAX") if base.is_dir() else 4096
+    long = [p for p in full.parts if len(os.fsencode(p)) > name_max]
+    if long:
+        fail(f"the name {long[0][:40]!r}... is longer than {name_max} bytes")
+    if len(os.fsencode(str(full))) >= path_max:
+        fail(f"the path is longer than {path_max - 1} bytes")
+    if os.path.exists(path) and not os.path.isdir(path):
+        fail("is a file, not a folder")
+    if not base.is_dir():
+        fail(f"{_short(base)} is a file, not a folder")
+    try:
+        tempfile.TemporaryFile(dir=base).close()
+    except OSError as err:
+        fail(f"cannot write into {_short(base)} ({err.strerror or err})")
+    return path
 
 
 def iter_run_dirs(root: Path) -> Iterator[tuple[str, str, Path]]:

@@ -11,35 +11,49 @@ whichever backend ran them:
 
 Both backends run the same `execute()` on the same inputs, so they write identical result files
 (up to wall-clock fields and metrics the experiment declares volatile).
+
+Limits: seeds are ints in [0, MAX_SEED] and one run takes at most MAX_SEEDS of them; an override
+value is at most MAX_OVERRIDE_CHARS characters. Input files named by the config
+(`core.config.InputFile` fields) must exist; their sha256 is stored in each result and a seed is
+resumed only when both the config and these hashes match. A run holds the lock of its variant
+folder (`results.run_lock`) and fails fast when another run holds it. Local worker processes die
+with the driver: on an interrupt (Ctrl-C, SIGTERM) the driver terminates them, and on Linux each
+worker asks the kernel for SIGKILL when the driver dies (PR_SET_PDEATHSIG, also on SIGKILL).
 """
 
 from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import hashlib
 import logging
 import math
 import multiprocessing as mp
 import os
+import sys
+import threading
 import time
 import traceback
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from iclr25.core import registry
 from iclr25.core.claims import ClaimResult, judge
-from iclr25.core.config import apply_overrides, config_hash, from_dict, to_dict
+from iclr25.core.config import apply_overrides, config_hash, from_dict, input_files, to_dict
 from iclr25.core.context import RunContext
 from iclr25.core.errors import UsageError
 from iclr25.core.experiment import Experiment
 from iclr25.core.results import (
+    TMP_SUFFIX,
     RunResult,
+    check_out_dir,
     clean_stale_tmp,
     read_result,
     result_path,
+    run_lock,
     write_result,
 )
 
@@ -49,6 +63,16 @@ Backend = Literal["local", "ray"]
 BACKENDS = ("local", "ray")
 THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 """Environment variables that fix BLAS/OpenMP thread pools when a worker process starts."""
+MAX_SEED = 2**32 - 1
+"""The largest seed: numpy's legacy `np.random.seed` and sklearn's `random_state` take 32 bits."""
+MAX_SEEDS = 10_000
+"""The most seeds one run takes (a longer list is refused before it is built)."""
+MAX_OVERRIDE_CHARS = 10_000
+"""The longest `key=value` override accepted (a longer one is refused before it is parsed)."""
+MAX_JOBS = 1024
+"""The most seeds run in parallel."""
+MAX_THREADS = 1024
+"""The most torch threads per job."""
 
 
 def thread_env(threads: int) -> dict[str, str]:
@@ -90,6 +114,7 @@ class RunSpec:
     seed: int
     threads: int
     show_progress: bool | None = False
+    inputs: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -102,6 +127,8 @@ class Plan:
     variant: str
     seeds: tuple[int, ...]
     folder: Path
+    inputs: dict[str, str] = field(default_factory=dict)
+    """`{config key: sha256}` of the input files the config names."""
 
 
 @dataclass(frozen=True)
@@ -133,10 +160,13 @@ def parse_seeds(text: str | Sequence[int] | None) -> tuple[int, ...] | None:
     """Parse `"0-4"`, `"0,2,7"` or `"1-3,8"` into seeds; None means the preset's default.
 
     Raises:
-        UsageError: for an empty list, a negative seed or a malformed item.
+        UsageError: for an empty list, a seed outside [0, MAX_SEED], more than MAX_SEEDS seeds
+            or a malformed item.
     """
     if text is None:
         return None
+    shown = repr(text) if len(repr(text)) <= 60 else repr(text)[:57] + "..."
+    too_many = f"--seeds {shown}: more than {MAX_SEEDS} seeds (the most one run takes)"
     if isinstance(text, str):
         seeds: list[int] = []
         for item in (t.strip() for t in text.split(",")):
@@ -144,23 +174,77 @@ def parse_seeds(text: str | Sequence[int] | None) -> tuple[int, ...] | None:
                 continue
             lo, sep, hi = item.partition("-")
             try:
+                if not item.isascii():  # int() also reads other scripts' digits
+                    raise ValueError(item)
                 a = int(lo)
                 b = int(hi) if sep else a
             except ValueError:
+                item = item if len(item) <= 30 else item[:27] + "..."
                 raise UsageError(
-                    f"--seeds {text!r}: {item!r} is not a seed or a range like 0-4"
+                    f"--seeds {shown}: {item!r} is not a seed or a range like 0-4"
                 ) from None
             if b < a:
-                raise UsageError(f"--seeds {text!r}: range {item!r} is empty")
+                raise UsageError(f"--seeds {shown}: range {item!r} is empty")
+            if b > MAX_SEED:
+                raise UsageError(f"--seeds {shown}: seed {b} is larger than {MAX_SEED}")
+            if len(seeds) + (b - a + 1) > MAX_SEEDS:
+                raise UsageError(too_many)
             seeds.extend(range(a, b + 1))
     else:
-        seeds = list(text)
+        seeds = []
+        for s in text:
+            seeds.append(s)
+            if len(seeds) > MAX_SEEDS:
+                raise UsageError(too_many)
     if not seeds:
-        raise UsageError(f"--seeds {text!r}: the seed list is empty")
+        raise UsageError(f"--seeds {shown}: the seed list is empty")
     bad = [s for s in seeds if isinstance(s, bool) or not isinstance(s, int) or s < 0]
     if bad:
-        raise UsageError(f"--seeds {text!r}: seeds must be non-negative ints, got {bad}")
+        raise UsageError(f"--seeds {shown}: seeds must be non-negative ints, got {bad[:5]}")
+    big = [s for s in seeds if s > MAX_SEED]
+    if big:
+        raise UsageError(f"--seeds {shown}: seed {big[0]} is larger than {MAX_SEED}")
     return tuple(dict.fromkeys(seeds))  # unique, order kept
+
+
+def _overrides(base: Any, overrides: list[str]) -> Any:
+    """`apply_overrides`, with values too long, too large or too deeply nested to parse turned
+    into UsageError."""
+    for o in overrides:
+        if isinstance(o, str) and len(o) > MAX_OVERRIDE_CHARS:
+            raise UsageError(
+                f"override {o[:30]!r}... is {len(o)} characters long (at most {MAX_OVERRIDE_CHARS})"
+            )
+    try:
+        return apply_overrides(base, overrides)
+    except (RecursionError, MemoryError, OverflowError) as err:
+        keys = ", ".join(str(o).partition("=")[0][:40] for o in overrides)
+        why = str(err) or type(err).__name__
+        raise UsageError(f"override of {keys}: the value cannot be used ({why})") from None
+
+
+def file_sha256(path: str | Path) -> str:
+    """The sha256 hex digest of a file's content."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _input_hashes(cfg: Any) -> dict[str, str]:
+    """`{key: sha256}` of every input file `cfg` names; UsageError for one that cannot be read."""
+    out = {}
+    for key, path in sorted(input_files(cfg).items()):
+        if not os.path.isfile(path):
+            raise UsageError(f"{key}={path!r}: no such input file")
+        try:
+            out[key] = file_sha256(path)
+        except OSError as err:
+            raise UsageError(
+                f"{key}={path!r}: cannot read the input file ({err.strerror})"
+            ) from None
+    return out
 
 
 def plan_run(
@@ -173,16 +257,20 @@ def plan_run(
     """Validate a request without writing anything.
 
     Raises:
-        UsageError: unknown experiment or preset, bad override, empty seed list.
+        UsageError: unknown experiment or preset, bad override, bad seeds, a missing input file,
+            or an `out` folder that cannot hold the results (see `results.check_out_dir`).
     """
     exp = registry.get_experiment(name)
     base = exp.preset(preset)
     overrides = list(overrides)
-    cfg = apply_overrides(base, overrides)
+    cfg = _overrides(base, overrides)
     variant = preset if cfg == base else f"{preset}+{config_hash(cfg)}"
     chosen = parse_seeds(seeds) or tuple(exp.default_seeds(preset))
+    slug, rest = exp.name.split(".", 1)
+    deepest = f"{slug}/{rest}/{variant}/.seed={max(chosen)}.json.{'x' * 8}{TMP_SUFFIX}"
+    check_out_dir(out, "--out", below=deepest)
     folder = result_path(Path(out), exp.name, variant, 0).parent
-    return Plan(exp, preset, cfg, variant, chosen, folder)
+    return Plan(exp, preset, cfg, variant, chosen, folder, _input_hashes(cfg))
 
 
 def _clean(value: Any) -> Any:
@@ -253,6 +341,7 @@ def execute(spec: RunSpec) -> dict[str, Any]:
         runtime_s=round(runtime, 4),
         started_at=started,
         env=env,
+        inputs=spec.inputs,
     )
     return _clean(result.to_dict())
 
@@ -266,7 +355,36 @@ def _failed(spec: RunSpec, error: str) -> dict[str, Any]:
         config=spec.config,
         status="failed",
         error=error,
+        inputs=spec.inputs,
     ).to_dict()
+
+
+def _exit_with_parent(parent: int) -> None:
+    """Worker initializer: die when the driver process `parent` dies, even by SIGKILL.
+
+    On Linux the kernel sends SIGKILL (PR_SET_PDEATHSIG); elsewhere a daemon thread polls the
+    parent's pid. Either way a driver that is already gone ends the worker at once.
+    """
+    armed = False
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            import signal
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            armed = libc.prctl(1, signal.SIGKILL, 0, 0, 0) == 0  # 1 = PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            armed = False
+    if os.getppid() != parent:  # the driver died before the request took effect
+        os._exit(1)
+    if not armed:
+
+        def watch() -> None:
+            while os.getppid() == parent:
+                time.sleep(0.5)
+            os._exit(1)
+
+        threading.Thread(target=watch, name="iclr25-parent-watch", daemon=True).start()
 
 
 def _run_local(specs: list[RunSpec], jobs: int) -> Iterator[dict[str, Any]]:
@@ -275,7 +393,13 @@ def _run_local(specs: list[RunSpec], jobs: int) -> Iterator[dict[str, Any]]:
             yield execute(spec)
         return
     ctx = mp.get_context("spawn")  # fork after torch has started threads can deadlock
-    pool = cf.ProcessPoolExecutor(max_workers=min(jobs, len(specs)), mp_context=ctx)
+    pool = cf.ProcessPoolExecutor(
+        max_workers=min(jobs, len(specs)),
+        mp_context=ctx,
+        initializer=_exit_with_parent,
+        initargs=(os.getpid(),),
+    )
+    finished = False
     try:
         with _environ(thread_env(specs[0].threads)):  # workers start during submit
             futures = {pool.submit(execute, spec): spec for spec in specs}
@@ -284,7 +408,12 @@ def _run_local(specs: list[RunSpec], jobs: int) -> Iterator[dict[str, Any]]:
                 yield fut.result()
             except Exception as err:  # the worker died (killed, out of memory)
                 yield _failed(futures[fut], f"worker process failed: {err!r}")
+        finished = True
     finally:
+        if not finished:  # interrupted: stop the running seeds instead of waiting for them
+            for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                with contextlib.suppress(Exception):
+                    proc.terminate()
         pool.shutdown(wait=True, cancel_futures=True)
 
 
@@ -362,17 +491,35 @@ def run_experiment(
     """
     if backend not in BACKENDS:
         raise UsageError(f"--backend {backend!r} is not allowed: use one of {', '.join(BACKENDS)}")
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise UsageError(f"--jobs {jobs!r} is not allowed: must be an int >= 1")
-    if threads is not None and (not isinstance(threads, int) or threads < 1):
-        raise UsageError(f"--threads {threads!r} is not allowed: must be an int >= 1")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or not 1 <= jobs <= MAX_JOBS:
+        raise UsageError(f"--jobs {jobs!r} is not allowed: must be an int in [1, {MAX_JOBS}]")
+    if threads is not None and (
+        isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= MAX_THREADS
+    ):
+        raise UsageError(
+            f"--threads {threads!r} is not allowed: must be an int in [1, {MAX_THREADS}]"
+        )
     if address is not None and backend != "ray":
         raise UsageError("--address is only used with --backend ray")
     plan = plan_run(name, preset, seeds, overrides, out)
+    with run_lock(plan.folder) as since:
+        clean_stale_tmp(plan.folder, before=since)
+        return _run_locked(plan, preset, jobs, backend, address, threads, resume, out)
+
+
+def _run_locked(
+    plan: Plan,
+    preset: str,
+    jobs: int,
+    backend: Backend,
+    address: str | None,
+    threads: int | None,
+    resume: bool,
+    out: str | Path,
+) -> RunReport:
+    """The body of `run_experiment`, run while holding the lock of `plan.folder`."""
     config = to_dict(plan.config)
     per_job = threads or default_threads(jobs)
-    clean_stale_tmp(plan.folder)
-
     done: dict[int, RunResult] = {}
     if resume:
         for seed in plan.seeds:
@@ -382,7 +529,7 @@ def run_experiment(
                     old = read_result(path)
                 except (ValueError, TypeError, KeyError):
                     continue  # unreadable or old schema: rerun
-                if old.status == "ok" and old.config == config:
+                if old.status == "ok" and old.config == config and old.inputs == plan.inputs:
                     done[seed] = old
     pending = [s for s in plan.seeds if s not in done]
     if done:
@@ -394,7 +541,7 @@ def run_experiment(
         )
     show = None if (jobs == 1 and backend == "local") else False
     specs = [
-        RunSpec(plan.experiment.name, preset, plan.variant, config, s, per_job, show)
+        RunSpec(plan.experiment.name, preset, plan.variant, config, s, per_job, show, plan.inputs)
         for s in pending
     ]
     if not specs:  # everything resumed: start no workers
