@@ -185,44 +185,29 @@ def test_deterministic_claims_are_judged_exactly_once():
     assert judge(eq, _seeds([1.0, 1.0], [1.5, 1.5])).verdict == "contradicted"
 
 
-def test_expectations_are_validated_and_normalised():
-    c = Claim(
-        id="x",
-        statement="",
-        metric="m",
-        treatment="a",
-        control="b",
-        expect={"quick": ("inconclusive", "too  few\n steps"), "full": "reproduced"},
+def _claim(**kw):
+    return Claim(
+        **{"id": "x", "statement": "", "metric": "m", "treatment": "a", "control": "b", **kw}
     )
+
+
+def test_expectations_are_normalised():
+    c = _claim(expect={"quick": ("inconclusive", "too  few\n steps"), "full": "reproduced"})
     assert c.expected("quick") == ("inconclusive", "too few steps")
     assert c.expected("full") == ("reproduced", "")
     assert c.expected("smoke") is None
-    with pytest.raises(ValueError, match="needs a reason"):
-        Claim(
-            id="x",
-            statement="",
-            metric="m",
-            treatment="a",
-            control="b",
-            expect={"quick": "contradicted"},
-        )
-    with pytest.raises(ValueError, match="unknown preset"):
-        Claim(
-            id="x",
-            statement="",
-            metric="m",
-            treatment="a",
-            control="b",
-            expect={"medium": "reproduced"},
-        )
-    with pytest.raises(ValueError, match="not one of"):
-        Claim(
-            id="x",
-            statement="",
-            metric="m",
-            treatment="a",
-            control="b",
-            expect={"quick": ("maybe", "why")},
-        )
-    with pytest.raises(ValueError, match="finite"):
-        Claim(id="x", statement="", metric="m", treatment="a", control=float("inf"))
+
+
+@pytest.mark.parametrize(
+    ("kw", "match"),
+    [
+        ({"expect": {"quick": "contradicted"}}, "needs a reason"),
+        ({"expect": {"medium": "reproduced"}}, "unknown preset"),
+        ({"expect": {"quick": ("maybe", "why")}}, "not one of"),
+        ({"control": float("inf")}, "finite"),
+        ({"min_effect": float("nan")}, "finite"),
+    ],
+)
+def test_bad_claims_are_rejected(kw, match):
+    with pytest.raises(ValueError, match=match):
+        _claim(**kw)
