@@ -423,7 +423,12 @@ def test_bad_input_raises_one_clear_error(call, needle):
 
 @pytest.mark.parametrize(
     ("override", "needle"),
-    [("noise=1.5", "noise=1.5 is not allowed"), ("dim=0", "dim=0 is not allowed")],
+    [
+        ("drift.noise=1.5", "noise=1.5 is not allowed"),
+        ("drift.noise=-0.1", "noise=-0.1 is not allowed"),
+        ("dim=0", "dim=0 is not allowed"),
+        ("test.mc_samples=0", "mc_samples=0 is not allowed"),
+    ],
 )
 def test_bad_config_raises_before_anything_is_written(tmp_path, override, needle):
     from iclr25.core.config import ConfigError
@@ -470,11 +475,21 @@ def test_wrong_kinds_of_numbers_are_refused(call, needle):
         call()
 
 
-@pytest.mark.parametrize("field", ["lr", "horizon", "noise", "perturbation", "point_scale"])
-def test_config_refuses_non_finite_numbers(field):
+@pytest.mark.parametrize(
+    ("group", "field"),
+    [
+        (None, "lr"),
+        (None, "horizon"),
+        (None, "perturbation"),
+        (None, "point_scale"),
+        ("DriftConfig", "noise"),
+    ],
+)
+def test_configs_refuse_non_finite_numbers(group, field):
     from iclr25.core.config import ConfigError
-    from iclr25.papers.singer.training import SingerConfig
+    from iclr25.papers.singer import training
 
+    config = getattr(training, group or "SingerConfig")
     for bad in (math.nan, math.inf):
         with pytest.raises(ConfigError, match=f"{field}={bad!r} is not allowed"):
-            SingerConfig(**{field: bad})
+            config(**{field: bad})

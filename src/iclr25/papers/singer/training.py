@@ -13,7 +13,7 @@ the ansatz allows pointwise).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Annotated, Literal
 
 import torch
@@ -71,6 +71,54 @@ Positive = Range(0, None, low_open=True)
 
 
 @configclass
+class DriftConfig:
+    """SINGER's drift: a graph network on the sub-network's parameter graph."""
+
+    hidden: Annotated[int, AtLeast1] = 16
+    """Node feature width."""
+    layers: Annotated[int, AtLeast1] = 3
+    """Message-passing rounds."""
+    message_depth: Annotated[int, AtLeast1] = 2
+    """Residual blocks of each message MLP."""
+    noise: Annotated[float, Range(0, 1, high_open=True)] = 0.1
+    """Training dropout probability on dθ/dt (the method "singer_no_noise" uses 0)."""
+    add_theta: bool = False
+    """Add θ to the drift's output (the official heat configuration)."""
+
+
+@configclass
+class BaselinesConfig:
+    """NODE's and PINO's MLPs."""
+
+    hidden: Annotated[int, AtLeast1] = 128
+    """Width of the MLPs."""
+    depth: Annotated[int, AtLeast1] = 3
+    """Hidden layers of the MLPs."""
+
+
+@configclass
+class TestSetConfig:
+    """Unseen initial conditions, test points and the Monte-Carlo ground truth."""
+
+    ics: Annotated[int, AtLeast1] = 32
+    """Unseen initial conditions."""
+    points: Annotated[int, AtLeast1] = 256
+    """Test points per initial condition."""
+    mc_samples: Annotated[int, AtLeast1] = 1024
+    """Monte-Carlo draws per test point for the ground truth."""
+
+
+@configclass
+class OracleConfig:
+    """The least-squares projected dynamics (the best the ansatz allows pointwise)."""
+
+    points: Annotated[int, AtLeast1] = 512
+    """Collocation points of the least-squares fit."""
+    steps: Annotated[int, AtLeast1] = 20
+    """RK4 steps of its solve (its projected dynamics are stiff)."""
+
+
+@configclass
 class SingerConfig:
     """One PDE, one sub-network, the four learned operators and the two references."""
 
@@ -97,30 +145,14 @@ class SingerConfig:
     """Adam learning rate (all learned models)."""
     solver_steps: Annotated[int, AtLeast1] = 10
     """RK4 steps over [0, T], in training and at test time."""
-    hidden: Annotated[int, AtLeast1] = 16
-    """SINGER's node feature width."""
-    layers: Annotated[int, AtLeast1] = 3
-    """SINGER's message-passing rounds."""
-    message_depth: Annotated[int, AtLeast1] = 2
-    """Residual blocks of SINGER's message MLP."""
-    noise: Annotated[float, Range(0, 1, high_open=True)] = 0.1
-    """SINGER's training dropout probability on dθ/dt."""
-    add_theta: bool = False
-    """Add θ to SINGER's output (the official heat configuration)."""
-    baseline_hidden: Annotated[int, AtLeast1] = 128
-    """Width of NODE's and PINO's MLPs."""
-    baseline_depth: Annotated[int, AtLeast1] = 3
-    """Hidden layers of NODE's and PINO's MLPs."""
-    test_ics: Annotated[int, AtLeast1] = 32
-    """Unseen initial conditions in the test set."""
-    test_points: Annotated[int, AtLeast1] = 256
-    """Test points per initial condition."""
-    mc_samples: Annotated[int, AtLeast1] = 1024
-    """Monte-Carlo draws per test point for the ground truth."""
-    oracle_points: Annotated[int, AtLeast1] = 512
-    """Collocation points of the least-squares oracle."""
-    oracle_steps: Annotated[int, AtLeast1] = 20
-    """RK4 steps of the oracle's solve (its projected dynamics are stiff)."""
+    drift: DriftConfig = field(default_factory=DriftConfig)
+    """SINGER's graph drift (`drift.noise=0.2`)."""
+    baselines: BaselinesConfig = field(default_factory=BaselinesConfig)
+    """NODE's and PINO's MLPs (`baselines.hidden=256`)."""
+    test: TestSetConfig = field(default_factory=TestSetConfig)
+    """The unseen test set and its Monte-Carlo truth (`test.mc_samples=4096`)."""
+    oracle: OracleConfig = field(default_factory=OracleConfig)
+    """The least-squares reference (`oracle.points=1024`)."""
     perturbation: Annotated[float, Positive] = 0.01
     """Relative size ||δ|| / ||θ_0|| of the perturbation in the stability measurement."""
     point_scale: Annotated[float, Positive] = 1.0
@@ -152,12 +184,12 @@ class TestSet:
 
 def make_test_set(cfg: SingerConfig, subnet: SubNetwork, sample_x, gen: torch.Generator):
     """Test initial conditions, points and the Monte-Carlo truth at T (heat or Cole-Hopf)."""
-    theta0 = initial_conditions(subnet, cfg.test_ics, gen)
-    x = sample_x(cfg.test_points, gen)
+    theta0 = initial_conditions(subnet, cfg.test.ics, gen)
+    x = sample_x(cfg.test.points, gen)
     truth_fn = heat_truth if cfg.pde == "heat" else cole_hopf_truth
     with torch.no_grad():
         truth = truth_fn(
-            lambda pts: subnet(theta0, pts), x, cfg.horizon, gen, samples=cfg.mc_samples
+            lambda pts: subnet(theta0, pts), x, cfg.horizon, gen, samples=cfg.test.mc_samples
         )
     return TestSet(theta0, x, truth)
 
@@ -171,14 +203,19 @@ def build(method: str, cfg: SingerConfig, subnet: SubNetwork, seed: int) -> torc
     """A freshly initialised learned model (weights drawn under `seed`)."""
     with torch_seed(seed):
         if method in ("singer", "singer_no_noise"):
-            noise = cfg.noise if method == "singer" else 0.0
-            return SINGER(subnet, cfg.hidden, cfg.layers, cfg.message_depth, noise, cfg.add_theta)
+            d = cfg.drift
+            noise = d.noise if method == "singer" else 0.0
+            return SINGER(subnet, d.hidden, d.layers, d.message_depth, noise, d.add_theta)
         if method == "node":
-            return NODE(subnet, cfg.baseline_hidden, cfg.baseline_depth)
+            return NODE(subnet, cfg.baselines.hidden, cfg.baselines.depth)
         if method in ("pino", "pino_autograd"):
             derivative = "difference" if method == "pino" else "autograd"
             return PINO(
-                subnet, cfg.baseline_hidden, cfg.baseline_depth, cfg.horizon, derivative=derivative
+                subnet,
+                cfg.baselines.hidden,
+                cfg.baselines.depth,
+                cfg.horizon,
+                derivative=derivative,
             )
     raise ValueError(f"method={method!r} is not allowed: use one of {LEARNED}")
 
@@ -235,10 +272,10 @@ def run(cfg: SingerConfig, ctx: RunContext) -> dict[str, float]:
     test = make_test_set(cfg, subnet, sample_x, ctx.rngs.child("test").torch())
     metrics: dict[str, float] = {"frozen/rel_l2": _error(subnet, test.theta0, test)}
     oracle = ProjectedDynamics(
-        subnet, pde, sample_x(cfg.oracle_points, ctx.rngs.child("oracle").torch())
+        subnet, pde, sample_x(cfg.oracle.points, ctx.rngs.child("oracle").torch())
     )
     metrics["oracle/rel_l2"] = _error(
-        subnet, solve(oracle, test.theta0, cfg.horizon, cfg.oracle_steps), test
+        subnet, solve(oracle, test.theta0, cfg.horizon, cfg.oracle.steps), test
     )
     models = {}
     every = max(1, cfg.train_steps // 50)
@@ -370,24 +407,18 @@ SMOKE_SIZES = dict(
     batch=2,
     points=16,
     solver_steps=2,
-    hidden=4,
-    layers=1,
-    message_depth=1,
-    baseline_hidden=8,
-    baseline_depth=1,
-    test_ics=2,
-    test_points=8,
-    mc_samples=16,
-    oracle_points=32,
+    drift=DriftConfig(hidden=4, layers=1, message_depth=1),
+    baselines=BaselinesConfig(hidden=8, depth=1),
+    test=TestSetConfig(ics=2, points=8, mc_samples=16),
+    oracle=OracleConfig(points=32),
 )
 QUICK_SIZES = dict(
     train_steps=50,
     points=64,
     solver_steps=2,
-    layers=2,
-    message_depth=1,
-    test_ics=16,
-    test_points=128,
-    mc_samples=512,
-    oracle_points=256,
+    drift=DriftConfig(layers=2, message_depth=1),
+    test=TestSetConfig(ics=16, points=128, mc_samples=512),
+    oracle=OracleConfig(points=256),
 )
+FULL_DRIFT = DriftConfig(message_depth=1)
+"""The drift of both full presets: one residual block per message MLP (paper: two)."""

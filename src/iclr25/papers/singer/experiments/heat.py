@@ -7,6 +7,7 @@ from __future__ import annotations
 from iclr25.core.experiment import Experiment
 from iclr25.papers.singer import plots
 from iclr25.papers.singer.training import (
+    FULL_DRIFT,
     METRICS,
     QUICK_SIZES,
     SMOKE_SIZES,
@@ -18,7 +19,7 @@ from iclr25.papers.singer.training import (
 PRESETS = {
     "smoke": SingerConfig(dim=2, width=3, transfer_width=4, **SMOKE_SIZES),
     "quick": SingerConfig(dim=3, width=6, transfer_width=9, **QUICK_SIZES),
-    "full": SingerConfig(dim=10, width=16, transfer_width=24, solver_steps=5, message_depth=1),
+    "full": SingerConfig(dim=10, width=16, transfer_width=24, solver_steps=5, drift=FULL_DRIFT),
 }
 
 CLAIMS = claims(

@@ -7,6 +7,7 @@ from __future__ import annotations
 from iclr25.core.experiment import Experiment
 from iclr25.papers.singer import plots
 from iclr25.papers.singer.training import (
+    FULL_DRIFT,
     METRICS,
     QUICK_SIZES,
     SMOKE_SIZES,
@@ -20,7 +21,7 @@ HJB = dict(pde="hjb", horizon=0.5)
 PRESETS = {
     "smoke": SingerConfig(dim=2, width=2, transfer_dim=3, **HJB, **SMOKE_SIZES),
     "quick": SingerConfig(dim=2, width=4, transfer_dim=3, **HJB, **QUICK_SIZES),
-    "full": SingerConfig(dim=5, width=10, transfer_dim=8, solver_steps=5, message_depth=1, **HJB),
+    "full": SingerConfig(dim=5, width=10, transfer_dim=8, solver_steps=5, drift=FULL_DRIFT, **HJB),
 }
 
 CLAIMS = claims(
