@@ -150,11 +150,12 @@ def test_cli_bad_csv_is_one_line_and_writes_nothing(tmp_path, bad_csvs):
 
 def test_the_csv_is_declared_an_input_file(tmp_path):
     from iclr25.core.config import input_files
+    from iclr25.core.registry import get_experiment
     from iclr25.papers.timekan.experiments.forecast import DataConfig, ForecastConfig
 
     assert input_files(ForecastConfig()) == {}  # the built-in data reads no user file
     csv = write_ett_csv(tmp_path / "my.csv", rows=5000)
-    smoke = ForecastConfig(epochs=1, train_stride=160, eval_stride=160, batch_size=16)
+    smoke = get_experiment("timekan.forecast").preset("smoke")
     cfg = dataclasses.replace(smoke, data=DataConfig(path=str(csv)))
     assert input_files(cfg) == {"data.path": str(csv)}
 

@@ -19,12 +19,14 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Annotated
 
 import numpy as np
 import torch
 from torch import nn
 
-from iclr25.core.checks import check_float, check_int
+from iclr25.core.checks import Range, check_float, check_int
+from iclr25.core.config import configclass
 from iclr25.core.seeding import torch_seed
 from iclr25.papers.timekan.data import Splits, Windows
 from iclr25.papers.timekan.method import TimeKAN, count_parameters
@@ -122,6 +124,20 @@ class TrainSettings:
             check_int(name, getattr(self, name), 1)
         check_float("lr", self.lr, 0, None, low_open=True)
         check_float("pct_start", self.pct_start, 0, 1, low_open=True, high_open=True)
+
+
+@configclass
+class TrainingConfig:
+    """The training block both experiments share: epochs, early stopping and window strides."""
+
+    epochs: Annotated[int, Range(1, None)] = 10
+    """Training epochs (TSLib: 10)."""
+    patience: Annotated[int, Range(1, None)] = 10
+    """Early-stopping patience in epochs (official scripts: 10)."""
+    train_stride: Annotated[int, Range(1, None)] = 1
+    """Training windows start every this many steps (TSLib: 1; the quick preset thins)."""
+    eval_stride: Annotated[int, Range(1, None)] = 1
+    """Validation and test windows start every this many steps (TSLib: 1)."""
 
 
 @dataclass

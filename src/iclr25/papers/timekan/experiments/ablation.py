@@ -5,6 +5,7 @@ decomposition (a single level).
 
 from __future__ import annotations
 
+from dataclasses import field
 from typing import Annotated
 
 from iclr25.core.checks import Range
@@ -21,7 +22,7 @@ from iclr25.papers.timekan.data import (
     window_count,
 )
 from iclr25.papers.timekan.method import TimeKAN, count_parameters, rising_orders
-from iclr25.papers.timekan.pipeline import TrainSettings, train_and_score
+from iclr25.papers.timekan.pipeline import TrainingConfig, TrainSettings, train_and_score
 
 VARIANTS = (
     "timekan",
@@ -67,14 +68,8 @@ class AblationConfig:
     """Peak learning rate."""
     batch_size: Annotated[int, AtLeast1] = 128
     """Batch size."""
-    epochs: Annotated[int, AtLeast1] = 10
-    """Training epochs."""
-    patience: Annotated[int, AtLeast1] = 10
-    """Early-stopping patience."""
-    train_stride: Annotated[int, AtLeast1] = 1
-    """Training windows start every this many steps."""
-    eval_stride: Annotated[int, AtLeast1] = 1
-    """Validation and test windows start every this many steps."""
+    training: TrainingConfig = field(default_factory=TrainingConfig)
+    """Epochs, early-stopping patience and window strides (`training.epochs=4`)."""
 
     def __post_init__(self) -> None:
         check(
@@ -93,7 +88,9 @@ class AblationConfig:
             borders = split_borders(self.length, self.seq_len, "ett", steps_per_day=24)
         except ValueError as err:
             raise ConfigError(f"length={self.length!r}: {err}") from None
-        n_train = window_count(borders[0][1], self.seq_len, self.horizon, self.train_stride)
+        n_train = window_count(
+            borders[0][1], self.seq_len, self.horizon, self.training.train_stride
+        )
         check(
             n_train >= self.batch_size,
             "batch_size",
@@ -136,13 +133,13 @@ PRESETS = {
     "smoke": AblationConfig(
         length=14400,
         channels=2,
-        epochs=1,
-        train_stride=64,
-        eval_stride=64,
+        training=TrainingConfig(epochs=1, train_stride=64, eval_stride=64),
         batch_size=32,
     ),
-    "quick": AblationConfig(channels=2, epochs=4, train_stride=8, eval_stride=8),
-    "full": AblationConfig(train_stride=4, eval_stride=4),
+    "quick": AblationConfig(
+        channels=2, training=TrainingConfig(epochs=4, train_stride=8, eval_stride=8)
+    ),
+    "full": AblationConfig(training=TrainingConfig(train_stride=4, eval_stride=4)),
 }
 
 
@@ -183,7 +180,12 @@ CLAIMS = (
         "fixed_order",
         "one fixed (the highest) order for every band",
         {
-            "quick": "reproduced",
+            "quick": (
+                "inconclusive",
+                "at quick scale (4 epochs) the rising orders' test MSE is below the fixed "
+                "order's, but by little against seed noise (the earlier percentile bootstrap's "
+                "interval ended just below 0); with 3 seeds the 95% t interval includes 0",
+            ),
             "full": (
                 "contradicted",
                 "one fixed order (3) for every band gives a lower test MSE than the rising "
@@ -227,10 +229,9 @@ def run(cfg: AblationConfig, ctx: RunContext) -> dict[str, float]:
     # (1, 2, 3) and the order-0 constant band of the ETTh1 setting does not arise.
     series = synthetic_multiband(cfg.length, cfg.channels, ctx.rngs.child("data").np, cfg.noise)
     borders = split_borders(cfg.length, cfg.seq_len, "ett", steps_per_day=24)
-    splits = make_splits(
-        series, cfg.seq_len, cfg.horizon, borders, cfg.train_stride, cfg.eval_stride
-    )
-    settings = TrainSettings(cfg.epochs, cfg.batch_size, cfg.lr, 0.2, cfg.patience)
+    t = cfg.training
+    splits = make_splits(series, cfg.seq_len, cfg.horizon, borders, t.train_stride, t.eval_stride)
+    settings = TrainSettings(t.epochs, cfg.batch_size, cfg.lr, 0.2, t.patience)
     metrics: dict[str, float] = {}
     for variant in ctx.progress(cfg.variants, desc="variants"):
         with torch_seed(ctx.rngs.child(f"init/{variant}").int_seed()):
