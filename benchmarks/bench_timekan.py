@@ -26,7 +26,7 @@ import torch
 from iclr25.core.bench import bench_result, print_rows
 from iclr25.core.seeding import torch_seed
 from iclr25.papers.timekan import DLinear, Windows, named_hparams, synthetic_multiband
-from iclr25.papers.timekan.experiment import build_timekan
+from iclr25.papers.timekan.pipeline import build_timekan
 
 OUT = Path(__file__).resolve().parent / "results" / "timekan.json"
 

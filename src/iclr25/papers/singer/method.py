@@ -39,6 +39,8 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from iclr25.core.checks import check_float, check_int
+
 # ---------------------------------------------------------------- sub-networks (ansätze)
 
 
@@ -80,11 +82,8 @@ class SubNetwork:
     specs: tuple[TensorSpec, ...]
 
     def __init__(self, dim: int, width: int) -> None:
-        for name, value in (("dim", dim), ("width", width)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name}={value!r} is not allowed: must be an int >= 1")
-        self.dim = dim
-        self.width = width
+        self.dim = check_int("dim", dim, 1)
+        self.width = check_int("width", width, 1)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(dim={self.dim}, width={self.width})"
@@ -478,15 +477,13 @@ class SINGER(nn.Module):
         directed: bool = False,
     ) -> None:
         super().__init__()
-        if not 0 <= noise < 1:
-            raise ValueError(f"noise={noise!r} is not allowed: a dropout probability in [0, 1)")
+        check_float("noise", noise, 0, 1, high_open=True)  # a dropout probability
         for name, value in (
             ("hidden", hidden),
             ("layers", layers),
             ("message_depth", message_depth),
         ):
-            if value < 1:
-                raise ValueError(f"{name}={value!r} is not allowed: must be >= 1")
+            check_int(name, value, 1)
         self.noise, self.add_theta, self.directed = noise, add_theta, directed
         self.num_types = len(subnet.specs)
         self.embed = nn.Linear(2 * self.num_types, hidden)
@@ -555,8 +552,8 @@ Drift = Callable[..., Tensor]
 
 def rk4(f: Callable[[float, Tensor], Tensor], y0: Tensor, horizon: float, steps: int) -> Tensor:
     """Classical fixed-step RK4 of dy/dt = f(t, y) from 0 to `horizon` in `steps` steps."""
-    if steps < 1:
-        raise ValueError(f"steps={steps!r} is not allowed: must be >= 1")
+    check_int("steps", steps, 1)
+    check_float("horizon", horizon)
     h, y = horizon / steps, y0
     for i in range(steps):
         t = i * h
@@ -633,6 +630,7 @@ def perturbation_growth(
     drift: Drift, theta0: Tensor, horizon: float, steps: int, rel: float, generator: torch.Generator
 ) -> Tensor:
     """||Φ_T(θ_0 + δ) - Φ_T(θ_0)|| / ||δ|| for a random δ of norm rel ||θ_0|| per sample (B,)."""
+    check_float("rel", rel, 0, None, low_open=True)
     delta = torch.randn(theta0.shape, generator=generator, dtype=theta0.dtype)
     delta = delta / delta.norm(dim=1, keepdim=True) * rel * theta0.norm(dim=1, keepdim=True)
     a = solve(drift, theta0, horizon, steps)
@@ -680,6 +678,9 @@ def fit(
 
     The noise seed of each step is drawn from `generator` (so runs are reproducible).
     """
+    check_int("steps", steps, 1)
+    check_int("batch", batch, 1)
+    check_float("lr", lr, 0, None, low_open=True)
     opt = Adam(params, lr=lr)
     curve = []
     for step in range(steps):

@@ -32,6 +32,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from iclr25.core.checks import check_choice, check_float, check_int
+
 Mixer = Literal["kan", "mlp"]
 UpsampleScale = Literal["code", "preserve"]
 
@@ -39,10 +41,8 @@ UpsampleScale = Literal["code", "preserve"]
 def rising_orders(levels: int, begin_order: int) -> tuple[int, ...]:
     """Chebyshev order of each level, finest first: level k of K+1 levels gets
     `begin_order + (levels - 1 - k)` (the coarsest band has `begin_order`)."""
-    if levels < 1:
-        raise ValueError(f"levels={levels!r} is not allowed: must be >= 1")
-    if begin_order < 0:
-        raise ValueError(f"begin_order={begin_order!r} is not allowed: must be >= 0")
+    check_int("levels", levels, 1)
+    check_int("begin_order", begin_order, 0)
     return tuple(begin_order + levels - 1 - k for k in range(levels))
 
 
@@ -63,8 +63,7 @@ def fft_upsample(x: torch.Tensor, target_len: int, scale: UpsampleScale = "code"
     n = x.shape[-1]
     if target_len < n:
         raise ValueError(f"target_len={target_len!r} is not allowed: must be >= input length {n}")
-    if scale not in ("code", "preserve"):
-        raise ValueError(f"scale={scale!r} is not allowed: use 'code' or 'preserve'")
+    check_choice("scale", scale, ("code", "preserve"))
     spec = torch.fft.rfft(x, dim=-1)
     padded = F.pad(spec, (0, target_len // 2 + 1 - spec.shape[-1]))
     # DEVIATION: irfft gets the target length explicitly (the official code lets it default to
@@ -153,8 +152,7 @@ class ChebyKANLinear(nn.Module):
 
     def __init__(self, d_in: int, d_out: int, order: int, double_tanh: bool = True):
         super().__init__()
-        if order < 0:
-            raise ValueError(f"order={order!r} is not allowed: must be >= 0")
+        check_int("order", order, 0)
         self.d_in, self.d_out, self.order = d_in, d_out, order
         self.double_tanh = double_tanh
         self.coeffs = nn.Parameter(torch.empty(d_in, d_out, order + 1))
@@ -218,12 +216,11 @@ class MKAN(nn.Module):
         mlp_hidden: int = 32,
     ):
         super().__init__()
+        check_choice("mixer", mixer, ("kan", "mlp"))
         if mixer == "kan":
             self.mixer: nn.Module = ChebyKANLinear(d_model, d_model, order, double_tanh)
-        elif mixer == "mlp":
-            self.mixer = ChannelMLP(d_model, mlp_hidden)
         else:
-            raise ValueError(f"mixer={mixer!r} is not allowed: use 'kan' or 'mlp'")
+            self.mixer = ChannelMLP(d_model, mlp_hidden)
         self.conv = nn.Conv1d(d_model, d_model, 3, padding=1, groups=d_model, bias=False)
 
     def forward(self, z: torch.Tensor) -> torch.Tensor:
@@ -335,29 +332,23 @@ class TimeKAN(nn.Module):
             ("down_sampling_window", down_sampling_window, 2),
             ("mlp_hidden", mlp_hidden, 1),
         ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise ValueError(f"{name}={value!r} is not allowed: must be an int >= {low}")
+            check_int(name, value, low)
         K, w = down_sampling_layers, down_sampling_window
         if seq_len // w**K < 2:
             raise ValueError(
                 f"seq_len={seq_len!r} is not allowed with down_sampling_window={w} and "
                 f"down_sampling_layers={K}: the coarsest level needs seq_len // w^K >= 2"
             )
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout={dropout!r} is not allowed: must be in [0, 1)")
-        if upsample_scale not in ("code", "preserve"):
-            raise ValueError(
-                f"upsample_scale={upsample_scale!r} is not allowed: use 'code' or 'preserve'"
-            )
+        check_float("dropout", dropout, 0, 1, high_open=True)
+        check_choice("upsample_scale", upsample_scale, ("code", "preserve"))
         levels = K + 1
         orders = tuple(orders) if orders is not None else rising_orders(levels, begin_order)
-        if len(orders) != levels or any(
-            isinstance(o, bool) or not isinstance(o, int) or o < 0 for o in orders
-        ):
+        if len(orders) != levels:
             raise ValueError(
                 f"orders={orders!r} is not allowed: must be {levels} ints >= 0 "
                 f"(one per level, finest first)"
             )
+        orders = tuple(check_int(f"orders[{k}]", o, 0) for k, o in enumerate(orders))
         self.seq_len, self.pred_len, self.channels = seq_len, pred_len, channels
         self.window, self.orders, self.upsample_scale = w, orders, upsample_scale
         self.lengths = tuple(seq_len // w**k for k in range(levels))

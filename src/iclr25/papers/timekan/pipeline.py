@@ -7,7 +7,9 @@ epoch, early stopping on the validation MSE with the best epoch's weights restor
 computes MSE and MAE on the standardised scale over every window of a split.
 
 `NAMED_HPARAMS` holds the official scripts' settings per dataset and horizon
-(lr, batch size, d_model, e_layers, down_sampling_layers, begin_order).
+(lr, batch size, d_model, e_layers, down_sampling_layers, begin_order); `build_timekan` builds
+the model of one such setting, and `train_and_score` is the fit-then-test step that both
+experiments run.
 """
 
 from __future__ import annotations
@@ -17,12 +19,17 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Annotated
 
 import numpy as np
 import torch
 from torch import nn
 
-from iclr25.papers.timekan.data import Windows
+from iclr25.core.checks import Range, check_float, check_int
+from iclr25.core.config import configclass
+from iclr25.core.seeding import torch_seed
+from iclr25.papers.timekan.data import Splits, Windows
+from iclr25.papers.timekan.method import TimeKAN, count_parameters
 
 
 @dataclass(frozen=True)
@@ -114,13 +121,23 @@ class TrainSettings:
 
     def __post_init__(self) -> None:
         for name in ("epochs", "batch_size", "patience", "eval_batch_size"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name}={v!r} is not allowed: must be an int >= 1")
-        if not self.lr > 0:
-            raise ValueError(f"lr={self.lr!r} is not allowed: must be > 0")
-        if not 0 < self.pct_start < 1:
-            raise ValueError(f"pct_start={self.pct_start!r} is not allowed: must be in (0, 1)")
+            check_int(name, getattr(self, name), 1)
+        check_float("lr", self.lr, 0, None, low_open=True)
+        check_float("pct_start", self.pct_start, 0, 1, low_open=True, high_open=True)
+
+
+@configclass
+class TrainingConfig:
+    """The training block both experiments share: epochs, early stopping and window strides."""
+
+    epochs: Annotated[int, Range(1, None)] = 10
+    """Training epochs (TSLib: 10)."""
+    patience: Annotated[int, Range(1, None)] = 10
+    """Early-stopping patience in epochs (official scripts: 10)."""
+    train_stride: Annotated[int, Range(1, None)] = 1
+    """Training windows start every this many steps (TSLib: 1; the quick preset thins)."""
+    eval_stride: Annotated[int, Range(1, None)] = 1
+    """Validation and test windows start every this many steps (TSLib: 1)."""
 
 
 @dataclass
@@ -267,3 +284,58 @@ def fit(
         model.load_state_dict(best_state)
     result.best_val_mse, result.best_epoch = best, best_epoch
     return result
+
+
+def build_timekan(seq_len: int, pred_len: int, channels: int, hp: HParams, **options) -> TimeKAN:
+    """TimeKAN with named settings `hp` (options: the `TimeKAN` keyword arguments)."""
+    return TimeKAN(
+        seq_len,
+        pred_len,
+        channels,
+        d_model=hp.d_model,
+        e_layers=hp.e_layers,
+        down_sampling_layers=hp.down_sampling_layers,
+        begin_order=hp.begin_order,
+        **options,
+    )
+
+
+def etth1_96_parameters() -> int:
+    """Parameters of TimeKAN in the official ETTh1 setting at H = 96 (7 channels)."""
+    return count_parameters(build_timekan(96, 96, 7, NAMED_HPARAMS["ETTh1"][96]))
+
+
+def train_and_score(
+    model: nn.Module,
+    splits: Splits,
+    settings: TrainSettings | None,
+    seed: int,
+    drop_last: bool,
+    log: Callable[[int, float, float], None] | None,
+) -> dict[str, float]:
+    """Fit `model` (unless `settings` is None) under `seed`, then score it on the test split.
+
+    Returns mse, mae, target_mse (the last channel), mse_c<i> per channel and, when trained,
+    best_epoch (1-based), train_s and windows_per_s.
+    """
+    result = None
+    if settings is not None:
+        with torch_seed(seed):  # dropout draws from the global generator
+            result = fit(
+                model,
+                splits.train,
+                splits.val,
+                settings,
+                torch.Generator().manual_seed(seed),
+                on_epoch=log,
+            )
+    scores = evaluate(model, splits.test, settings.eval_batch_size if settings else 256, drop_last)
+    out = {"mse": scores.mse, "mae": scores.mae, "target_mse": float(scores.mse_per_channel[-1])}
+    out |= {f"mse_c{i}": float(v) for i, v in enumerate(scores.mse_per_channel)}
+    if result is not None:
+        out |= {
+            "best_epoch": result.best_epoch + 1,
+            "train_s": result.train_seconds,
+            "windows_per_s": result.windows_per_second,
+        }
+    return out

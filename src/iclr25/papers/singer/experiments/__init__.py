@@ -1,0 +1,1 @@
+"""The experiments of the SINGER paper, one module each (`heat`, `hjb`)."""

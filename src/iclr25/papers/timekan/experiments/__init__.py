@@ -1,0 +1,1 @@
+"""The experiments of the TimeKAN paper, one module each (`forecast`, `ablation`)."""

@@ -1,0 +1,444 @@
+"""`timekan.forecast` (headline): TimeKAN with the official ETTh1 settings against DLinear,
+NLinear and the repeat-last forecast, trained by TSLib's pipeline, on the fpp2 elecdemand series
+(L = 96, H in {96, 192}) or on a user's CSV (`data.path=my.csv data.target=OT`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import field
+from typing import Annotated, Literal
+
+import numpy as np
+import torch
+
+from iclr25.core.checks import Range
+from iclr25.core.claims import Claim
+from iclr25.core.config import ConfigError, InputFile, check, configclass
+from iclr25.core.context import RunContext
+from iclr25.core.experiment import Experiment, Metric
+from iclr25.core.seeding import torch_seed
+from iclr25.papers.timekan import plots
+from iclr25.papers.timekan.baselines import DLinear, NLinear, RepeatLast
+from iclr25.papers.timekan.data import (
+    ELECDEMAND_COLUMNS,
+    ELECDEMAND_ROWS,
+    Series,
+    Splits,
+    load_elecdemand,
+    make_splits,
+    read_csv,
+    split_borders,
+    window_count,
+)
+from iclr25.papers.timekan.method import count_parameters
+from iclr25.papers.timekan.pipeline import (
+    HParams,
+    TrainingConfig,
+    TrainSettings,
+    build_timekan,
+    etth1_96_parameters,
+    named_hparams,
+    train_and_score,
+)
+
+HParamsName = Literal["ETTh1", "ETTh2", "ETTm1", "ETTm2", "Weather", "Electricity"]
+METHODS = ("timekan", "dlinear", "nlinear", "repeat_last")
+
+Positive = Range(0, None, low_open=True)
+AtLeast1 = Range(1, None)
+AtLeast0 = Range(0, None)
+Share = Range(0, 1, low_open=True, high_open=True)
+
+
+@configclass
+class DataConfig:
+    """The series to forecast: the built-in elecdemand benchmark or a user's CSV file."""
+
+    path: Annotated[str, InputFile()] = ""
+    """CSV file in the ETT layout (an optional date column, then one numeric column per
+    series); "" = the built-in fpp2 elecdemand series (17,520 half-hourly rows of Demand,
+    WorkDay, Temperature; Victoria, Australia, 2014)."""
+    target: str = ""
+    """Target column (moved last, as TSLib does; the only series with features=S); "" =
+    Demand for elecdemand, the last column of a CSV (OT in ETT files). Set data.path first."""
+    features: Literal["M", "S"] = "M"
+    """M: forecast every column from its own past (the models are channel-independent);
+    S: the target only (TSLib's MS is the same as S for channel-independent models)."""
+    date_column: str = "date"
+    """Timestamp column of the CSV: not a feature; gives the sampling rate for split=ett."""
+    split: Literal["ratio", "ett"] = "ratio"
+    """ratio: first train_ratio of the rows for training, last test_ratio for testing,
+    validation between; ett: 12 / 4 / 4 months of 30 days (TSLib's ETT borders)."""
+    train_ratio: Annotated[float, Share] = 0.6
+    """Share of the rows for training (split=ratio; TSLib's custom loader uses 0.7)."""
+    test_ratio: Annotated[float, Share] = 0.2
+    """Share of the rows for testing (split=ratio)."""
+
+    def __post_init__(self) -> None:
+        check(
+            self.train_ratio + self.test_ratio < 1,
+            "data.train_ratio + data.test_ratio",
+            self.train_ratio + self.test_ratio,
+            "< 1 (the validation rows lie between)",
+        )
+        if not self.path:
+            check(
+                self.target in ("", *ELECDEMAND_COLUMNS),
+                "data.target",
+                self.target,
+                f"one of {', '.join(ELECDEMAND_COLUMNS)} for the built-in elecdemand data "
+                "(for your own CSV, give data.path before data.target)",
+            )
+            check(
+                self.split == "ratio",
+                "data.split",
+                self.split,
+                "'ratio' for elecdemand (one year: shorter than the 20 months of split=ett)",
+            )
+        else:
+            self.load()  # a missing file, column or value fails here, before anything runs
+
+    @property
+    def name(self) -> str:
+        """What the data is, for messages and docs."""
+        return self.path or "fpp2/elecdemand"
+
+    def rows(self) -> int:
+        """Number of rows (time steps) of the series."""
+        return ELECDEMAND_ROWS if not self.path else len(self.load()[0].values)
+
+    def load(self) -> tuple[Series, str]:
+        """The series (target last; only the target with features=S) and the target's name."""
+        if self.path:
+            series, target = read_csv(self.path, self.target, self.date_column)
+        else:
+            base = load_elecdemand()
+            target = self.target or "Demand"
+            others = tuple(c for c in base.columns if c != target)
+            series = base.select((*others, target))
+        if self.features == "S":
+            series = series.select((target,))
+        return series, target
+
+    def borders(self, seq_len: int):
+        """TSLib's train / validation / test row ranges for inputs of `seq_len`."""
+        steps = 48 if not self.path else self.load()[0].steps_per_day
+        return split_borders(
+            self.rows(), seq_len, self.split, self.train_ratio, self.test_ratio, steps
+        )
+
+
+@configclass
+class ForecastConfig:
+    """TimeKAN against DLinear, NLinear and repeat-last, trained by TSLib's pipeline."""
+
+    data: DataConfig = field(default_factory=DataConfig)
+    """The series and its split (`data.path=my.csv` forecasts your own CSV)."""
+    seq_len: Annotated[int, Range(4, None)] = 96
+    """Input length L (96 in every experiment of the paper)."""
+    horizons: Annotated[tuple[int, ...], AtLeast1] = (96, 192)
+    """Forecast horizons H; one model of each method is trained per horizon."""
+    methods: tuple[str, ...] = METHODS
+    """Methods to run: timekan, dlinear, nlinear, repeat_last."""
+    hparams: HParamsName = "ETTh1"
+    """Named official TimeKAN settings (lr, batch size, d_model, e_layers,
+    down_sampling_layers, begin_order per horizon) of one of the paper's datasets."""
+    lr: Annotated[float | None, Positive] = None
+    """TimeKAN's peak learning rate; None = the named settings'."""
+    batch_size: Annotated[int | None, AtLeast1] = None
+    """Batch size of every trained method; None = the named TimeKAN settings'."""
+    d_model: Annotated[int | None, AtLeast1] = None
+    """TimeKAN's width d; None = the named settings'."""
+    e_layers: Annotated[int | None, AtLeast1] = None
+    """TimeKAN's number of blocks; None = the named settings'."""
+    down_sampling_layers: Annotated[int | None, AtLeast0] = None
+    """TimeKAN's K (K + 1 frequency levels); None = the named settings'."""
+    begin_order: Annotated[int | None, AtLeast0] = None
+    """Chebyshev order of the coarsest band; None = the named settings'."""
+    double_tanh: bool = True
+    """tanh(tanh(x)) before the Chebyshev basis (official code) or tanh(x) (paper)."""
+    upsample_scale: Literal["code", "preserve"] = "code"
+    """FFT upsampling factor: the official code's n/m, or m/n (amplitude-preserving)."""
+    dropout: Annotated[float, Range(0, 1, high_open=True)] = 0.1
+    """Dropout after TimeKAN's token embedding."""
+    training: TrainingConfig = field(default_factory=TrainingConfig)
+    """Epochs, early-stopping patience and window strides (`training.epochs=4`)."""
+    pct_start: Annotated[float, Share] = 0.2
+    """Share of the OneCycle schedule spent warming up (official: 0.2)."""
+    # DEVIATION: DLinear and NLinear train with TimeKAN's batch size (128 for ETTh1) and
+    # LTSF-Linear's ETTh1 learning rate 0.005 in the same TSLib loop; the paper copies its
+    # baseline numbers from TimeMixer's unified L = 96 runs.
+    baseline_lr: Annotated[float, Positive] = 0.005
+    """Peak learning rate of DLinear and NLinear (LTSF-Linear's ETTh1 setting)."""
+    # DEVIATION: the test split is scored on every window by default; TSLib's test loader
+    # drops the last partial batch (drop_last=True), silently skipping up to 127 windows.
+    # test_drop_last=True reproduces it.
+    test_drop_last: bool = False
+    """Drop the last partial test batch, as TSLib's test loader does (skipping windows)."""
+    example_horizon: Annotated[int, AtLeast0] = 96
+    """Log one test window's forecast of the target at this horizon (for the figure; 0 or a
+    horizon not run = none)."""
+
+    def __post_init__(self) -> None:
+        check(len(self.horizons) >= 1, "horizons", self.horizons, "a non-empty tuple of ints")
+        check(
+            len(self.methods) >= 1 and set(self.methods) <= set(METHODS),
+            "methods",
+            self.methods,
+            f"a non-empty subset of {', '.join(METHODS)}",
+        )
+        rows = self.data.rows()
+        for h in self.horizons:
+            check(
+                rows >= self.seq_len + h,
+                f"data.path={self.data.name!r} with horizon",
+                h,
+                f"seq_len + horizon <= {rows} (the series has {rows} rows; seq_len={self.seq_len})",
+            )
+            hp = self.model_hparams(h)
+            check(
+                self.seq_len // 2**hp.down_sampling_layers >= 2,
+                "seq_len",
+                self.seq_len,
+                f"long enough for {hp.down_sampling_layers} halvings (seq_len // 2^K >= 2)",
+            )
+            try:
+                borders = self.data.borders(self.seq_len)
+            except ValueError as err:
+                raise ConfigError(str(err)) from None
+            names = ("training", "validation", "test")
+            t = self.training
+            strides = (t.train_stride, t.eval_stride, t.eval_stride)
+            for name, (lo, hi), stride in zip(names, borders, strides):
+                n = window_count(hi - lo, self.seq_len, h, stride)
+                check(
+                    n >= 1,
+                    f"the {name} split of {self.data.name!r} at horizon",
+                    h,
+                    f"a split of at least seq_len + horizon = {self.seq_len + h} rows (it has "
+                    f"{hi - lo} with the {self.seq_len} rows of context): use a longer series "
+                    "or other data.train_ratio / data.test_ratio",
+                )
+                if name == "training":
+                    check(
+                        n >= hp.batch_size,
+                        "batch_size",
+                        hp.batch_size,
+                        f"<= the {n} training windows at horizon {h} (TSLib drops the last "
+                        "partial batch)",
+                    )
+
+    def model_hparams(self, horizon: int) -> HParams:
+        """The named settings at `horizon`, with this config's overrides."""
+        hp = named_hparams(self.hparams, horizon)
+        return HParams(
+            lr=self.lr if self.lr is not None else hp.lr,
+            batch_size=self.batch_size if self.batch_size is not None else hp.batch_size,
+            d_model=self.d_model if self.d_model is not None else hp.d_model,
+            e_layers=self.e_layers if self.e_layers is not None else hp.e_layers,
+            down_sampling_layers=(
+                self.down_sampling_layers
+                if self.down_sampling_layers is not None
+                else hp.down_sampling_layers
+            ),
+            begin_order=self.begin_order if self.begin_order is not None else hp.begin_order,
+        )
+
+
+PRESETS = {
+    "smoke": ForecastConfig(
+        training=TrainingConfig(epochs=1, train_stride=160, eval_stride=160), batch_size=16
+    ),
+    # DEVIATION: the quick preset trains 4 epochs on every 8th training window (40 steps for
+    # TimeKAN): a smoke-level check of the pipeline, far from converged.
+    "quick": ForecastConfig(training=TrainingConfig(epochs=4, train_stride=8, eval_stride=4)),
+    # DEVIATION: the full preset starts a training window every 4th step and scores every 4th
+    # validation / test window (TSLib: every step), to fit 5 seeds x 2 horizons into the
+    # full budget on 2 cores; the TSLib recipe (10 epochs, OneCycle, batch 128) is kept, so
+    # TimeKAN gets 200 optimiser steps per run instead of about 810.
+    "full": ForecastConfig(training=TrainingConfig(train_stride=4, eval_stride=4)),
+}
+
+_DLINEAR_QUICK = (
+    "contradicted",
+    "at quick scale TimeKAN trains for 40 optimiser steps and its elecdemand MSE stays about "
+    "30% above DLinear's, which converges within a few steps",
+)
+_DLINEAR_FULL = (
+    "contradicted",
+    "over the three standardised channels TimeKAN's test MSE is about 16% (H = 96) and 31% "
+    "(H = 192) above DLinear's on every seed; the gap lies in the work-day flag and temperature "
+    "channels (on Demand the two tie at H = 96). With 200 optimiser steps (TSLib: about 810) "
+    "on this one small dataset, the paper's lead over DLinear on ETTh1 is not reproduced",
+)
+
+CLAIMS = (
+    Claim(
+        id="beats_dlinear_h96",
+        statement="At H = 96, TimeKAN's test MSE over all three standardised channels "
+        "(TSLib's multivariate setting) is below DLinear's.",
+        metric="mse_h96",
+        treatment="timekan",
+        control="dlinear",
+        direction="lower",
+        paper_value="ETTh1-96: 0.367 vs DLinear 0.386 (-5%); ETTh1 average 0.417 vs 0.461 (-10%)",
+        expect={"quick": _DLINEAR_QUICK, "full": _DLINEAR_FULL},
+    ),
+    Claim(
+        id="beats_dlinear_h192",
+        statement="At H = 192, TimeKAN's test MSE over all three standardised channels is "
+        "below DLinear's.",
+        metric="mse_h192",
+        treatment="timekan",
+        control="dlinear",
+        direction="lower",
+        paper_value="ETTh1-192: 0.414 vs DLinear 0.437 (-5%)",
+        expect={"quick": _DLINEAR_QUICK, "full": _DLINEAR_FULL},
+    ),
+    Claim(
+        id="far_below_repeat_last",
+        statement="TimeKAN's test MSE is at least 30% below the repeat-last forecast's "
+        "(MSE ratio < 0.7, mean over horizons).",
+        metric="mse_ratio",
+        treatment="timekan_vs_repeat_last",
+        control=0.7,
+        direction="lower",
+        paper_value="not reported (the paper has no naive baseline)",
+        expect={"quick": "reproduced", "full": "reproduced"},
+    ),
+    Claim(
+        id="params_about_13k",
+        statement="The official ETTh1-96 setting (d=16, 2 blocks, K=2, begin order 0, "
+        "7 channels) has about 13K parameters (within ±1K).",
+        metric="params",
+        treatment="timekan_etth1_96",
+        control=13000.0,
+        kind="equivalent",
+        margin=1000.0,
+        paper_value="about 13K parameters (research notes, ETTh1-96)",
+        deterministic=True,  # a parameter count: the same on every seed
+        expect={"quick": "reproduced", "full": "reproduced"},
+    ),
+)
+
+METRICS = (
+    Metric("*/mse_h*", "lower", "test MSE at horizon H, standardised scale, all channels"),
+    Metric("*/mae_h*", "lower", "test MAE at horizon H, standardised scale, all channels"),
+    Metric("*/target_mse_h*", "lower", "test MSE of the target channel alone (Demand)"),
+    Metric(
+        "*/mse_c*_h*",
+        "lower",
+        "test MSE of channel i at horizon H (elecdemand: c0 WorkDay, c1 Temperature, c2 Demand)",
+    ),
+    Metric("*/best_epoch_h*", "none", "epoch with the lowest validation MSE (restored)"),
+    Metric("*/params_h*", "none", "trainable parameters of the model at horizon H"),
+    Metric("timekan_etth1_96/params", "none", "parameters of the official ETTh1-96 setting"),
+    Metric(
+        "timekan_vs_dlinear/mse_gain_pct_h*",
+        "higher",
+        "100 (MSE_DLinear - MSE_TimeKAN) / MSE_DLinear at horizon H",
+    ),
+    Metric(
+        "timekan_vs_repeat_last/mse_ratio*",
+        "lower",
+        "MSE of TimeKAN over MSE of repeat-last (per horizon, and their mean)",
+    ),
+    Metric("*/train_s_h*", "lower", "seconds in the training loop", volatile=True),
+    Metric("*/windows_per_s_h*", "higher", "training windows per second (1 thread)", volatile=True),
+)
+
+
+def run(cfg: ForecastConfig, ctx: RunContext) -> dict[str, float]:
+    """Train every method per horizon and score it on the test windows (standardised)."""
+    series, _target = cfg.data.load()
+    channels = series.values.shape[1]
+    borders = cfg.data.borders(cfg.seq_len)
+    metrics: dict[str, float] = {"timekan_etth1_96/params": float(etth1_96_parameters())}
+    t = cfg.training
+    for h in ctx.progress(cfg.horizons, desc="horizons"):
+        hp = cfg.model_hparams(h)
+        splits = make_splits(series, cfg.seq_len, h, borders, t.train_stride, t.eval_stride)
+        for method in cfg.methods:
+            with torch_seed(ctx.rngs.child(f"init/{method}/h{h}").int_seed()):
+                if method == "timekan":
+                    model: torch.nn.Module = build_timekan(
+                        cfg.seq_len,
+                        h,
+                        channels,
+                        hp,
+                        dropout=cfg.dropout,
+                        double_tanh=cfg.double_tanh,
+                        upsample_scale=cfg.upsample_scale,
+                    )
+                elif method == "dlinear":
+                    model = DLinear(cfg.seq_len, h)
+                elif method == "nlinear":
+                    model = NLinear(cfg.seq_len, h)
+                else:
+                    model = RepeatLast(h)
+            lr = hp.lr if method == "timekan" else cfg.baseline_lr
+            settings = (
+                None
+                if method == "repeat_last"
+                else TrainSettings(t.epochs, hp.batch_size, lr, cfg.pct_start, t.patience)
+            )
+
+            def log(epoch, train_loss, val_mse, key=f"{method}/val_mse_h{h}"):
+                ctx.log(epoch + 1, **{key: val_mse})
+
+            scores = train_and_score(
+                model,
+                splits,
+                settings,
+                ctx.rngs.child(f"train/{method}/h{h}").int_seed(),
+                cfg.test_drop_last,
+                log,
+            )
+            for k, v in scores.items():
+                metrics[f"{method}/{k}_h{h}"] = float(v)
+            metrics[f"{method}/params_h{h}"] = float(count_parameters(model))
+            if h == cfg.example_horizon:
+                first = method == cfg.methods[0]
+                _log_example(ctx, model, splits, h, f"{method}/example_h{h}", first)
+        if {"timekan", "dlinear"} <= set(cfg.methods):
+            tk, dl = metrics[f"timekan/mse_h{h}"], metrics[f"dlinear/mse_h{h}"]
+            metrics[f"timekan_vs_dlinear/mse_gain_pct_h{h}"] = 100.0 * (dl - tk) / dl
+        if {"timekan", "repeat_last"} <= set(cfg.methods):
+            ratio = metrics[f"timekan/mse_h{h}"] / metrics[f"repeat_last/mse_h{h}"]
+            metrics[f"timekan_vs_repeat_last/mse_ratio_h{h}"] = ratio
+    if {"timekan", "repeat_last"} <= set(cfg.methods):
+        metrics["timekan_vs_repeat_last/mse_ratio"] = float(
+            np.mean([metrics[f"timekan_vs_repeat_last/mse_ratio_h{h}"] for h in cfg.horizons])
+        )
+    return metrics
+
+
+def _log_example(ctx: RunContext, model, splits: Splits, h: int, curve: str, observed: bool):
+    """The target's forecast of the middle test window, in the series' own units."""
+    j = len(splits.test) // 2
+    x, y = splits.test.batch(torch.tensor([j]))
+    model.eval()
+    with torch.no_grad():
+        pred = model(x)[0, :, -1].tolist()
+    mean, scale = splits.scaler.mean_[-1], splits.scaler.scale_[-1]
+    if observed:
+        for t, v in enumerate(x[0, :, -1].tolist() + y[0, :, -1].tolist()):
+            ctx.log(t - x.shape[1] + 1, **{"observed/example": v * scale + mean})
+    for t, v in enumerate(pred):
+        ctx.log(t + 1, **{curve: v * scale + mean})
+
+
+EXPERIMENT = Experiment(
+    name="timekan.forecast",
+    summary="TimeKAN (official ETTh1 settings) vs DLinear, NLinear and repeat-last on fpp2 "
+    "elecdemand (17,520 half-hourly rows x 3 channels, 60/20/20 split), L = 96, "
+    "H in {96, 192}, TSLib pipeline; or on your own CSV with data.path=...",
+    config=ForecastConfig,
+    presets=PRESETS,
+    run=run,
+    claims=CLAIMS,
+    metrics=METRICS,
+    seeds={"smoke": 1, "quick": 3, "full": 5},
+    figures=plots.forecast_figures,
+    extras=("timeseries",),
+)
