@@ -161,6 +161,16 @@ def test_continuous_variables_are_rejected_where_integers_are_required(tmp_path)
         ("NAME t\nROWS\n N obj\n L c1\nCOLUMNS\n", "could not read it as a MPS file"),
         (RANGED_MAX.replace("r1 1\n y", "r1 abc\n y"), "line 9: 'abc' in COLUMNS is not a number"),
         (RANGED_MAX.replace("RHS r1", "RHS r9"), "line 13: unknown row 'r9' in RHS"),
+        (RANGED_MAX.replace("BND x 1", "BND x abc"), "line 17: 'abc' in BOUNDS is not a number"),
+        (RANGED_MAX.replace("UP BND x 1", "UP x abc"), "line 17: 'abc' in BOUNDS is not a number"),
+        (RANGED_MAX.replace("UP BND y 1", "BV BND y abc"), "line 18: 'abc' in BOUNDS is not"),
+        (RANGED_MAX.replace("BND x 1", "BND z 1"), "line 17: unknown column 'z' in BOUNDS"),
+        (RANGED_MAX.replace("UP BND x 1", "UP z 1"), "line 17: unknown column 'z' in BOUNDS"),
+        (RANGED_MAX.replace("UP BND y 1", "FR BND w"), "line 18: unknown column 'w' in BOUNDS"),
+        (RANGED_MAX.replace("UP BND y 1", "MI w"), "line 18: unknown column 'w' in BOUNDS"),
+        (RANGED_MAX.replace("UP BND x 1", "UP BND x"), "line 17: bound UP of column 'x' has no"),
+        (RANGED_MAX.replace(" G r1\n", " G r1\n L r1\n"), "line 7: row 'r1' is defined twice"),
+        (RANGED_MAX.replace(" G r1\n", " G r1\n E obj\n"), "line 7: row 'obj' is defined twice"),
     ],
 )
 def test_malformed_mps_files_raise(tmp_path, text, needle):
@@ -168,6 +178,26 @@ def test_malformed_mps_files_raise(tmp_path, text, needle):
     bad.write_text(text)
     with pytest.raises(ValueError, match=r"bad\.mps'?:? .*" + needle):
         load_ilp(bad)
+
+
+@pytest.mark.parametrize(
+    ("bounds", "lb", "ub"),
+    [
+        (" UP x 1\n UP y 1\n", [0, 0], [1, 1]),  # the bound set name left out
+        (" BV BND x\n BV BND y\n", [0, 0], [1, 1]),
+        (" BV BND x 1\n UP BND y 1\n", [0, 0], [1, 1]),
+        (" UP BND x 1\n FX BND y 1\n", [0, 1], [1, 1]),
+        (" UP BND x 1\n MI y\n", [0, -np.inf], [1, np.inf]),
+    ],
+)
+def test_valid_mps_bounds_pass_the_pre_check(tmp_path, bounds, lb, ub):
+    head, _ = RANGED_MAX.split("BOUNDS\n")
+    path = tmp_path / "ok.mps"
+    path.write_text(head + "BOUNDS\n" + bounds + "ENDATA\n")
+    ilp = load_ilp(path, integer_only=False)
+    order = np.argsort(ilp.var_names)
+    np.testing.assert_array_equal(ilp.lb[order], lb)
+    np.testing.assert_array_equal(ilp.ub[order], ub)
 
 
 def test_missing_files_and_other_suffixes_raise(tmp_path):

@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from iclr25.core.checks import check_choice, check_float, check_int
 from iclr25.papers.ilp_orbit.ilp import EQ, ILP, LE, Solution, solve
 
 CACHE_ENV = "ICLR25_CACHE"
@@ -69,11 +70,13 @@ def bin_packing(
     # generator with distinct sizes (its code's generator is unseeded).
     if item_sizes is not None:
         sizes, n_items = tuple(item_sizes), len(item_sizes)
-    n_bins = n_items if n_bins is None else n_bins
-    if n_items < 2 or n_bins < 1:
-        raise ValueError(f"n_items={n_items!r}, n_bins={n_bins!r}: need n_items >= 2, n_bins >= 1")
-    if not sizes or min(sizes) <= 0 or max(sizes) > capacity:
-        raise ValueError(f"sizes={tuple(sizes)!r} is not allowed: must be in (0, {capacity}]")
+    n_items = check_int("n_items", n_items, 2)
+    n_bins = n_items if n_bins is None else check_int("n_bins", n_bins, 1)
+    capacity = check_float("capacity", capacity, 0, low_open=True)
+    if len(sizes) == 0:
+        raise ValueError("sizes=() is not allowed: give at least one size")
+    for k, size in enumerate(sizes):
+        check_float(f"sizes[{k}]", size, 0, capacity, low_open=True)
     n, B = n_items, n_bins
     s = (
         np.asarray(item_sizes, dtype=float)
@@ -122,15 +125,18 @@ def slab_assignment(
 
     Variables: x_{i,s} at i * n_slabs + s, then y_{k,s}, then z_{c,s} (row-major).
     """
-    if n_orders < 2 or n_slabs < 2 or n_colours < 1:
+    n_orders = check_int("n_orders", n_orders, 2)
+    n_slabs = check_int("n_slabs", n_slabs, 2)
+    n_colours = check_int("n_colours", n_colours, 1)
+    if len(capacities) == 0 or len(weights) == 0:
         raise ValueError(
-            f"n_orders={n_orders!r}, n_slabs={n_slabs!r}, n_colours={n_colours!r}: need "
-            "n_orders >= 2, n_slabs >= 2, n_colours >= 1"
+            f"weights={tuple(weights)!r}, capacities={tuple(capacities)!r}: give at least one of "
+            "each"
         )
-    if not capacities or not weights or max(weights) > max(capacities) or min(weights) <= 0:
-        raise ValueError(
-            f"weights={tuple(weights)!r}: every weight must be in (0, max(capacities)]"
-        )
+    for k, cap in enumerate(capacities):
+        check_float(f"capacities[{k}]", cap, 0, low_open=True)
+    for k, w in enumerate(weights):
+        check_float(f"weights[{k}]", w, 0, max(capacities), low_open=True)
     # DEVIATION: a small synthetic steel-mill-slab-like family (the experiments use 10 orders,
     # 6 slabs, 3 colours: 96 variables) stands in for the paper's 380 SMSP instances (Schaus
     # et al. 2011, ~23k variables), which are not shipped; the paper's BIP family (ML4CO item
@@ -197,9 +203,24 @@ FAMILIES = {"bpp": bin_packing, "slab": slab_assignment}
 
 def generate(family: str, count: int, rng: np.random.Generator, **sizes) -> list[ILP]:
     """`count` instances of `family` ("bpp" or "slab"), named `<family>_<k>`."""
-    if family not in FAMILIES:
-        raise ValueError(f"family={family!r} is not allowed: use one of {', '.join(FAMILIES)}")
+    check_choice("family", family, tuple(FAMILIES))
+    count = check_int("count", count, 0)
     return [FAMILIES[family](rng, name=f"{family}_{k}", **sizes) for k in range(count)]
+
+
+def corollary1_ilp() -> ILP:
+    """min x3 s.t. x1 + x2 + x3 = 1, x binary (the paper's Corollary 1): x1 and x2 form an orbit,
+    so a GNN without augmentation gives them equal outputs and cannot output (1, 0, 0)."""
+    return ILP(
+        c=np.array([0.0, 0.0, 1.0]),
+        A=sp.csr_matrix(np.ones((1, 3))),
+        b=np.array([1.0]),
+        sense=np.array([EQ]),
+        lb=np.zeros(3),
+        ub=np.ones(3),
+        integer=np.ones(3, dtype=bool),
+        name="corollary1",
+    )
 
 
 # ---------------------------------------------------------------- labels

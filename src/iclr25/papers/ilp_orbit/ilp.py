@@ -12,12 +12,15 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import typing
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+
+from iclr25.core.checks import check_float, check_int
 
 LE, EQ, GE = -1, 0, 1
 """Constraint senses: `a^T x <= b`, `a^T x = b`, `a^T x >= b` (the paper's sense feature)."""
@@ -280,11 +283,25 @@ def _is_number(token: str) -> bool:
     return True
 
 
+_VALUE_BOUNDS = ("UP", "LO", "FX", "LI", "UI", "SC")
+"""Bound types that carry a value (FR, MI, PL and BV carry none; HiGHS ignores a BV value)."""
+
+
 def _check_mps(path: Path) -> None:
-    """Reject what HiGHS's MPS reader accepts silently: COLUMNS, RHS or RANGES entries that
-    name an unknown row or carry a value that is not a number (HiGHS reads it as 0)."""
+    """Reject what HiGHS's MPS reader accepts silently: a row defined twice in ROWS; COLUMNS, RHS
+    or RANGES entries that name an unknown row; BOUNDS entries that name an unknown column
+    (HiGHS adds a new variable); and a value that is not a number (HiGHS reads it as 0)."""
     rows: set[str] = set()
+    columns: set[str] = set()
     section = ""
+
+    def fail(lineno: int, what: str) -> typing.NoReturn:
+        raise ValueError(f"path={str(path)!r}: line {lineno}: {what}")
+
+    def number(lineno: int, value: str) -> None:
+        if not _is_number(value):
+            fail(lineno, f"{value!r} in {section} is not a number")
+
     with open(path, encoding="utf-8", errors="replace") as f:
         for lineno, line in enumerate(f, 1):
             if not line.strip() or line.startswith("*"):
@@ -294,21 +311,40 @@ def _check_mps(path: Path) -> None:
                 section = tokens[0].upper()
                 continue
             if section == "ROWS" and len(tokens) >= 2:
+                if tokens[1] in rows:
+                    fail(lineno, f"row {tokens[1]!r} is defined twice in ROWS")
                 rows.add(tokens[1])
             elif section in ("COLUMNS", "RHS", "RANGES"):
                 if section == "COLUMNS" and "'MARKER'" in tokens:
                     continue
+                if section == "COLUMNS":
+                    columns.add(tokens[0])
                 pairs = tokens[1:] if len(tokens) % 2 else tokens  # [name] (row value)+
                 for row, value in zip(pairs[::2], pairs[1::2]):
                     if row not in rows:
-                        raise ValueError(
-                            f"path={str(path)!r}: line {lineno}: unknown row {row!r} in {section}"
-                        )
-                    if not _is_number(value):
-                        raise ValueError(
-                            f"path={str(path)!r}: line {lineno}: {value!r} in {section} is not "
-                            "a number"
-                        )
+                        fail(lineno, f"unknown row {row!r} in {section}")
+                    number(lineno, value)
+            elif section == "BOUNDS" and len(tokens) >= 2:
+                kind = tokens[0].upper()
+                col, value = _bound_fields(tokens, columns)
+                if col not in columns:
+                    fail(lineno, f"unknown column {col!r} in BOUNDS")
+                if value is None and kind in _VALUE_BOUNDS:
+                    fail(lineno, f"bound {kind} of column {col!r} has no value")
+                if value is not None:
+                    number(lineno, value)
+
+
+def _bound_fields(tokens: list[str], columns: set[str]) -> tuple[str, str | None]:
+    """`(column, value or None)` of a BOUNDS entry `TYPE [set] column [value]`; like HiGHS, three
+    tokens of a type that carries a value are read as `TYPE column value`."""
+    if len(tokens) >= 4:
+        return tokens[2], tokens[3]
+    if len(tokens) == 3 and tokens[0].upper() in _VALUE_BOUNDS:
+        if tokens[1] not in columns and tokens[2] in columns:
+            return tokens[2], None  # TYPE set column, the value left out
+        return tokens[1], tokens[2]
+    return tokens[-1], None
 
 
 def load_ilp(path: str | os.PathLike, integer_only: bool = True) -> ILP:
@@ -384,8 +420,8 @@ def solve(ilp: ILP, time_limit: float = 2.0, seed: int = 0) -> Solution:
         ValueError: The program is infeasible or unbounded, or no feasible solution was found
             within the time limit; the message names the instance and HiGHS's status.
     """
-    if not time_limit > 0:
-        raise ValueError(f"time_limit={time_limit!r} is not allowed: must be > 0")
+    time_limit = check_float("time_limit", time_limit, 0, low_open=True)
+    seed = check_int("seed", seed, 0)
     ilp.require_integer("solve()")
     h = _new_highs(time_limit, seed)
     h.passModel(_to_highs_lp(ilp))

@@ -25,6 +25,7 @@ import torch
 from scipy.optimize import linear_sum_assignment
 from torch import nn
 
+from iclr25.core.checks import check_finite, check_float, check_int
 from iclr25.papers.ilp_orbit.symmetry import Columns, Symmetry
 
 CODE_DIM = 32
@@ -64,7 +65,9 @@ def sinusoidal_code(z: np.ndarray, dim: int = CODE_DIM, base: float = CODE_BASE)
     d runs over 1..dim as in the official code; z = 0 gives the zero vector.
     Shapes: (n,) -> (n, dim) float32.
     """
-    z = np.asarray(z, dtype=np.float64)
+    dim = check_int("dim", dim, 1)
+    base = check_float("base", base, 0, low_open=True)
+    z = check_finite("z", z).astype(np.float64)
     d = np.arange(1, dim + 1)
     angle = z[:, None] / base ** (2 * d / dim)[None, :]
     even = (np.round(z) % 2 == 0)[:, None]
@@ -123,6 +126,7 @@ class BipartiteGNN(nn.Module):
     """
 
     def __init__(self, emb: int = 64, code_dim: int = CODE_DIM) -> None:
+        emb, code_dim = check_int("emb", emb, 1), check_int("code_dim", code_dim, 1)
         super().__init__()
         self.code_embedding = nn.Sequential(
             nn.LayerNorm(code_dim), nn.Linear(code_dim, emb), nn.ReLU()
@@ -197,8 +201,12 @@ def top_m_error(
     # DEVIATION: "the closest symmetric label" is minimised over the column permutations only
     # (SymILO's group, which the alignment also uses); other symmetries, such as swapping two
     # identical items inside a merged orbit, are not searched, so the error is an upper bound.
-    prob = np.asarray(prob, dtype=np.float64)
-    label = np.asarray(label, dtype=np.float64)
+    prob = check_finite("prob", prob).astype(np.float64)
+    label = check_finite("label", label).astype(np.float64)
+    if prob.shape != label.shape or prob.ndim != 1:
+        raise ValueError(f"prob {prob.shape} and label {label.shape} must be 1-d of one length")
+    for k, m in enumerate(fractions):
+        check_float(f"fractions[{k}]", m, 0, 1)
     n = prob.size
     order = np.argsort(-np.abs(prob - 0.5), kind="stable")
     pred = (prob >= 0.5).astype(np.float64)

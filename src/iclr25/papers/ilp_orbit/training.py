@@ -16,6 +16,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from iclr25.core.checks import check_choice, check_float, check_int
 from iclr25.papers.ilp_orbit.baselines import (
     no_augmentation,
     position_augmentation,
@@ -49,8 +50,7 @@ TOP_M = (0.3, 0.5, 0.7, 0.9)
 
 def augment(scheme: str, sym: Symmetry, rng: np.random.Generator) -> np.ndarray:
     """One draw of the augmented feature z of every variable. Shapes: -> (n,)."""
-    if scheme not in SCHEMES:
-        raise ValueError(f"scheme={scheme!r} is not allowed: use one of {', '.join(SCHEMES)}")
+    check_choice("scheme", scheme, SCHEMES)
     return AUGMENTATIONS[scheme](sym, rng)
 
 
@@ -218,10 +218,8 @@ class TrainSettings:
 
     def __post_init__(self) -> None:
         for name in ("epochs", "batch_size", "draws", "emb"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name}={getattr(self, name)!r} is not allowed: must be >= 1")
-        if not self.lr > 0:
-            raise ValueError(f"lr={self.lr!r} is not allowed: must be > 0")
+            check_int(name, getattr(self, name), 1)
+        check_float("lr", self.lr, 0, low_open=True)
 
 
 @dataclass
@@ -304,8 +302,7 @@ def train(
             in `iclr25.core.seeding.torch_seed` for reproducible initial weights).
         on_epoch: Called as on_epoch(epoch, train_loss, val_loss) after every epoch.
     """
-    if scheme not in SCHEMES:
-        raise ValueError(f"scheme={scheme!r} is not allowed: use one of {', '.join(SCHEMES)}")
+    check_choice("scheme", scheme, SCHEMES)
     _check_labelled(train_set, "train_set")
     _check_labelled(val_set, "val_set")
     model = BipartiteGNN(settings.emb) if model is None else model
@@ -357,8 +354,7 @@ def predict(
 
     Shapes: -> (n,) float64.
     """
-    if scheme not in SCHEMES:
-        raise ValueError(f"scheme={scheme!r} is not allowed: use one of {', '.join(SCHEMES)}")
+    check_choice("scheme", scheme, SCHEMES)
     ex = ilp if isinstance(ilp, Example) else make_example(ilp)
     rng = np.random.default_rng(0) if rng is None else rng
     code = sinusoidal_code(augment(scheme, ex.symmetry, rng))

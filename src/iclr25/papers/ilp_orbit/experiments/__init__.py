@@ -1,0 +1,1 @@
+"""The experiments of ilp_orbit, one module each: `bpp` (headline), `slab`, `prop1`."""
