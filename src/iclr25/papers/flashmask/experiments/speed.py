@@ -121,8 +121,9 @@ CLAIMS = (
                 "Same point and masks as full seeds 0-2. Not stable between runs: on a quiet "
                 "machine those 3 seeds give 4.77x, 4.51x, 4.47x, whose 95% t interval (t = 4.30 "
                 "with 3 seeds) ends at -0.02, right at 0, so timing noise makes it "
-                "inconclusive about half the time; on the loaded shared machine (two quick "
-                "runs) the speedup drops to 3.7-4.2x and it is clearly contradicted.",
+                "inconclusive about half the time; on the loaded shared machine the speedup "
+                "drops to 3.7-4.2x: three quick runs gave contradicted, contradicted, "
+                "inconclusive (the last with a wide interval, [-2.38, 0.04]).",
             ),
             "full": (
                 "contradicted",
@@ -178,7 +179,9 @@ CLAIMS = (
                 "inconclusive",
                 "At quick the fit also uses N = 1K, where fixed costs weigh more (slope "
                 "0.63-0.89 per seed), and with 3 seeds the 95% t interval (t = 4.30) spans "
-                "about ±0.3, so it crosses the ±0.25 margin.",
+                "about ±0.3, so it crosses the ±0.25 margin. Not stable: one of three quick "
+                "runs on the loaded shared machine had 3 close slopes and came out reproduced "
+                "([-0.21, -0.07]).",
             ),
             "full": (
                 "inconclusive",
