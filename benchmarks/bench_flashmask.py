@@ -30,7 +30,7 @@ from iclr25.papers.flashmask import (
     to_flex_block_mask,
 )
 from iclr25.papers.flashmask.data import BENCH_KINDS, make_mask, random_qkv
-from iclr25.papers.flashmask.experiment import MB, interleaved_ms, peak_bytes
+from iclr25.papers.flashmask.timing import MB, interleaved_ms, peak_bytes
 
 OUT = Path(__file__).resolve().parent / "results" / "flashmask.json"
 

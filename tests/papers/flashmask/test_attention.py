@@ -1,5 +1,6 @@
 """flashmask_attention against the float64 dense oracle, forward and backward; Flex cross-checks."""
 
+import math
 import warnings
 
 import numpy as np
@@ -164,6 +165,11 @@ def test_flex_block_mask_agrees_and_contains_every_skipped_tile(seed):
         (lambda q, m: flashmask_attention(q, q, q, causal(9)), ValueError, "N=9 columns"),
         (lambda q, m: flashmask_attention(q, q, q, m, backend="cuda"), ValueError, "backend"),
         (lambda q, m: flashmask_attention(q, q, q, m, block_m=0), ValueError, "block_m=0"),
+        (lambda q, m: flashmask_attention(q, q, q, m, block_n=8.0), TypeError, "block_n=8.0"),
+        (lambda q, m: flashmask_attention(q, q, q, m, chunk_bytes=0), ValueError, "chunk_bytes"),
+        (lambda q, m: flashmask_attention(q, q, q, m, scale=math.nan), ValueError, "scale=nan"),
+        (lambda q, m: flashmask_attention(q, q, q, m, scale=math.inf), ValueError, "scale=inf"),
+        (lambda q, m: flashmask_attention(q, q, q, m, scale="1"), TypeError, "scale='1'"),
         (lambda q, m: flashmask_attention(q, q, q, torch.ones(8, 8)), TypeError, "MaskSpec"),
         (
             lambda q, m: flashmask_attention(q, q, q, stack([m, m, m], 1)),

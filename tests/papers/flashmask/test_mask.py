@@ -182,6 +182,9 @@ def test_block_summary_and_broadcast_shapes():
         (lambda: MaskSpec(lts=[1, 2], ute=[0, 0, 0]), ValueError, "different shapes"),
         (lambda: MaskSpec(lte=[1, 2]), ValueError, "lte is given without lts"),
         (lambda: MaskSpec(), ValueError, "n=None"),
+        (lambda: MaskSpec(n=4.0), TypeError, "n=4.0"),
+        (lambda: MaskSpec(n=True), TypeError, "n=True"),
+        (lambda: MaskSpec(n=0), ValueError, "n=0"),
         (lambda: MaskSpec(lts=[1, 2], n=3), ValueError, "n=3 does not match"),
         (lambda: MaskSpec(lts=torch.zeros(1, 1, 1, 2, dtype=torch.int32)), ValueError, "shape"),
         (lambda: sliding_window(8, -1), ValueError, "window=-1"),
@@ -192,9 +195,31 @@ def test_block_summary_and_broadcast_shapes():
         (lambda: qk_sparse(8, (5, 3), (0, 0)), ValueError, r"drop_rows=\(5, 3\)"),
         (lambda: random_eviction([0, 2]), ValueError, r"evict_rows\[0\]=0 must be >= 1"),
         (lambda: causal(8).classify(0, 4), ValueError, "block_m=0"),
+        (lambda: causal(8).classify(4, 2.0), TypeError, "block_n=2.0"),
+        (lambda: sliding_window(8, float("nan")), TypeError, "window=nan"),
         (lambda: stack([causal(4), full(4)]), ValueError, "differ"),
     ],
 )
 def test_bad_input_raises_one_clear_error(call, err, needle):
     with pytest.raises(err, match=needle):
         call()
+
+
+BIG = 2**32 + 3  # 3 once cast to int32: the bounds must be checked before the cast
+
+
+@pytest.mark.parametrize("name", ["lts", "lte", "uts", "ute"])
+@pytest.mark.parametrize("value", [BIG, -(2**32) + 2, 2**31])
+def test_int64_bounds_are_checked_before_the_int32_cast(name, value):
+    vectors = {"lts": [1, 2, 4, 4], "lte": [4, 4, 4, 4], "uts": [0, 0, 0, 0], "ute": [0, 0, 1, 2]}
+    vectors[name] = torch.tensor(vectors[name], dtype=torch.int64)
+    vectors[name][1] = value
+    with pytest.raises(ValueError, match=rf"{name}\[\(0, 0, 1\)\]={value} is out of range"):
+        MaskSpec(**vectors)
+
+
+def test_int64_eviction_rows_are_checked_before_the_int32_cast():
+    with pytest.raises(ValueError, match=f"lts.*={BIG} is out of range"):
+        random_eviction(torch.tensor([1, BIG, 3], dtype=torch.int64))
+    ok = MaskSpec(lts=torch.tensor([1, 3, 3], dtype=torch.int64), causal=True)
+    assert ok.lts.dtype == torch.int32 and ok == random_eviction([1, 3, 3])

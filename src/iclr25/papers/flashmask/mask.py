@@ -29,6 +29,8 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
+from iclr25.core.checks import check_int
+
 SKIP, FULL, PARTIAL = 0, 1, 2
 """Tile labels of `MaskSpec.classify`."""
 
@@ -45,6 +47,10 @@ def _as_vector(name: str, value: Tensor | Sequence[int]) -> Tensor:
         )
     while t.dim() < 3:
         t = t.unsqueeze(0)
+    return t  # still in its own integer dtype: bounds are checked before the int32 cast
+
+
+def _to_int32(t: Tensor) -> Tensor:
     return t.to(torch.int32).contiguous()
 
 
@@ -115,8 +121,9 @@ class MaskSpec:
             if n is not None and n != shape[-1]:
                 raise ValueError(f"n={n} does not match the vectors' length N={shape[-1]}")
         else:
-            if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-                raise ValueError(f"n={n!r}: give an int n >= 1 when no row-bound vector is given")
+            if n is None:
+                raise ValueError("n=None: give an int n >= 1 when no row-bound vector is given")
+            n = check_int("n", n, 1)
             shape = torch.Size((1, 1, n))
         N = shape[-1]
         for orphan, partner in (("lte", "lts"), ("uts", "ute")):
@@ -149,7 +156,7 @@ class MaskSpec:
                 )
         if not isinstance(causal, bool):
             raise TypeError(f"causal={causal!r} must be a bool")
-        self.lts, self.lte, self.uts, self.ute = (filled[k] for k in _NAMES)
+        self.lts, self.lte, self.uts, self.ute = (_to_int32(filled[k]) for k in _NAMES)
         self.causal = causal
 
     # ------------------------------------------------------------------ basics
@@ -294,8 +301,7 @@ class MaskSpec:
 
 
 def _check_block(name: str, value: int) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name}={value!r} must be an int >= 1")
+    check_int(name, value, 1)
 
 
 def exact_tile_labels(allowed: Tensor, block_m: int, block_n: int) -> Tensor:
@@ -343,9 +349,7 @@ def _spans(name: str, lengths: Sequence[int]) -> tuple[Tensor, Tensor, int]:
 
 
 def _positive(name: str, value: int, minimum: int = 1) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise ValueError(f"{name}={value!r} must be an int >= {minimum}")
-    return value
+    return check_int(name, value, minimum)
 
 
 def full(n: int) -> MaskSpec:

@@ -32,6 +32,7 @@ from collections.abc import Iterator
 import torch
 from torch import Tensor
 
+from iclr25.core.checks import check_choice, check_float, check_int
 from iclr25.papers.flashmask.mask import FULL, PARTIAL, SKIP, MaskSpec
 
 BACKENDS = ("auto", "gather", "loop", "triton")
@@ -72,14 +73,10 @@ def flashmask_attention(
         ValueError: shapes of q, k, v and the mask that do not fit, or a bad option.
     """
     check_inputs(q, k, v, mask)
-    if backend not in BACKENDS:
-        raise ValueError(f"backend={backend!r} is not one of {BACKENDS}")
-    for name, val in (("block_m", block_m), ("block_n", block_n), ("chunk_bytes", chunk_bytes)):
-        if not isinstance(val, int) or isinstance(val, bool) or val < 1:
-            raise ValueError(f"{name}={val!r} must be an int >= 1")
-    if scale is not None and not (isinstance(scale, int | float) and math.isfinite(scale)):
-        raise ValueError(f"scale={scale!r} must be a finite number")
-    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    check_choice("backend", backend, BACKENDS)
+    block_m, block_n = check_int("block_m", block_m, 1), check_int("block_n", block_n, 1)
+    chunk_bytes = check_int("chunk_bytes", chunk_bytes, 1)
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else check_float("scale", scale)
     if backend == "auto":
         backend = "triton" if q.is_cuda else "gather"
     mask = mask if mask.device == q.device else mask.to(q.device)

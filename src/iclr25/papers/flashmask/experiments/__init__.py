@@ -1,0 +1,1 @@
+"""The experiments of FlashMask, one module each (`speed`, `exactness`)."""
