@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from iclr25.core.claims import Claim, judge
+from iclr25.core.claims import VERDICTS, Claim, judge
 from iclr25.core.stats import mean_ci, paired_difference_ci, t_quantile
 
 
@@ -193,9 +193,13 @@ def _claim(**kw):
 
 def test_expectations_are_normalised():
     c = _claim(expect={"quick": ("inconclusive", "too  few\n steps"), "full": "reproduced"})
-    assert c.expected("quick") == ("inconclusive", "too few steps")
-    assert c.expected("full") == ("reproduced", "")
-    assert c.expected("smoke") is None
+    assert c.expected("quick") == (("inconclusive",), "too few steps")
+    assert c.expected("full") == (("reproduced",), "")
+    assert c.expected("smoke") is None and c.allows("smoke", "reproduced") is None
+    assert c.allows("quick", "inconclusive") and not c.allows("quick", "reproduced")
+    two = _claim(expect={"quick": (("contradicted", "inconclusive"), "timing noise")})
+    assert two.allows("quick", "inconclusive") and two.allows("quick", "contradicted")
+    assert not two.allows("quick", "reproduced")
 
 
 @pytest.mark.parametrize(
@@ -204,6 +208,8 @@ def test_expectations_are_normalised():
         ({"expect": {"quick": "contradicted"}}, "needs a reason"),
         ({"expect": {"medium": "reproduced"}}, "unknown preset"),
         ({"expect": {"quick": ("maybe", "why")}}, "not one of"),
+        ({"expect": {"quick": (VERDICTS, "anything")}}, "one of two"),
+        ({"expect": {"quick": (("inconclusive", "inconclusive"), "x")}}, "one of two"),
         ({"control": float("inf")}, "finite"),
         ({"min_effect": float("nan")}, "finite"),
     ],

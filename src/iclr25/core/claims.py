@@ -60,8 +60,11 @@ class Claim:
             shown without an interval; seeds that disagree make the claim inconclusive).
         expect: The verdict expected at each preset, with its reason:
             `{"quick": ("inconclusive", "40 steps are too few to ..."), "full": "reproduced"}`.
-            A bare verdict is allowed for "reproduced"; any other verdict needs a reason. Stored
-            as `{preset: (verdict, reason)}`.
+            A bare verdict is allowed for "reproduced"; any other verdict needs a reason. A claim
+            on a wall-clock metric may expect one of two verdicts where the machine's noise
+            decides between them (`(("contradicted", "inconclusive"), "why")`; the contract
+            test allows this for volatile metrics only). Stored as
+            `{preset: ((verdict, ...), reason)}`.
     """
 
     id: str
@@ -76,7 +79,7 @@ class Claim:
     paper_value: str = ""
     comparable: bool = False
     deterministic: bool = False
-    expect: dict[str, tuple[Verdict, str]] = field(default_factory=dict, hash=False)
+    expect: dict[str, tuple[tuple[Verdict, ...], str]] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         if self.direction not in ("lower", "higher"):
@@ -93,22 +96,30 @@ class Claim:
             raise ValueError(f"claim {self.id}: control={self.control!r} must be finite")
         expect = {}
         for preset, value in dict(self.expect).items():
-            verdict, reason = (value, "") if isinstance(value, str) else tuple(value)
+            verdicts, reason = (value, "") if isinstance(value, str) else tuple(value)
+            verdicts = (verdicts,) if isinstance(verdicts, str) else tuple(verdicts)
             if preset not in EXPECT_PRESETS:
                 raise ValueError(f"claim {self.id}: expect has unknown preset {preset!r}")
-            if verdict not in VERDICTS:
+            if not verdicts or any(v not in VERDICTS for v in verdicts):
                 raise ValueError(
-                    f"claim {self.id}: expected verdict {verdict!r} is not one of "
+                    f"claim {self.id}: expected verdict {verdicts!r} is not one of "
                     f"{', '.join(VERDICTS)}"
                 )
-            if verdict != "reproduced" and not reason.strip():
-                raise ValueError(f"claim {self.id}: expected {verdict} at {preset} needs a reason")
-            expect[preset] = (verdict, " ".join(reason.split()))
+            if len(set(verdicts)) != len(verdicts) or len(verdicts) > 2:
+                raise ValueError(f"claim {self.id}: expect one verdict, or one of two distinct")
+            if verdicts != ("reproduced",) and not reason.strip():
+                raise ValueError(f"claim {self.id}: expected {verdicts} at {preset} needs a reason")
+            expect[preset] = (verdicts, " ".join(reason.split()))
         object.__setattr__(self, "expect", expect)
 
-    def expected(self, preset: str) -> tuple[Verdict, str] | None:
-        """`(verdict, reason)` expected at `preset`, or None when none is declared."""
+    def expected(self, preset: str) -> tuple[tuple[Verdict, ...], str] | None:
+        """`((verdict, ...), reason)` expected at `preset`, or None when none is declared."""
         return self.expect.get(preset)
+
+    def allows(self, preset: str, verdict: str) -> bool | None:
+        """Whether `verdict` is as expected at `preset` (None: no expectation declared)."""
+        exp = self.expect.get(preset)
+        return None if exp is None else verdict in exp[0]
 
     @property
     def treatment_key(self) -> str:

@@ -125,9 +125,9 @@ def why(v: ClaimResult, preset: str) -> str:
     exp = v.claim.expected(preset)
     if exp is None:
         return ""
-    verdict, reason = exp
-    if verdict != v.verdict:
-        return f"NOT AS EXPECTED: expected {verdict} at {preset}" + (
+    verdicts, reason = exp
+    if v.verdict not in verdicts:
+        return f"NOT AS EXPECTED: expected {' or '.join(verdicts)} at {preset}" + (
             f": {reason}" if reason else ""
         )
     return reason
@@ -628,7 +628,11 @@ def verdict_table(groups: Sequence[RunGroup]) -> list[tuple[str, str, str, str, 
     for g in groups:
         for v in g.verdicts():
             expected = v.claim.expected(g.variant)
-            flag = f" (expected {expected[0]})" if expected and expected[0] != v.verdict else ""
+            flag = (
+                f" (expected {' or '.join(expected[0])})"
+                if expected and v.verdict not in expected[0]
+                else ""
+            )
             rows.append(
                 (
                     g.experiment.name,
