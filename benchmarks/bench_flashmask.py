@@ -21,7 +21,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from iclr25.core.bench import bench_result, print_rows
+from iclr25.core.bench import (
+    bench_result,
+    interleaved_medians,
+    load_average,
+    peak_bytes,
+    print_rows,
+)
 from iclr25.papers.flashmask import (
     dense_mask_attention,
     flashmask_attention,
@@ -30,7 +36,8 @@ from iclr25.papers.flashmask import (
     to_flex_block_mask,
 )
 from iclr25.papers.flashmask.data import BENCH_KINDS, make_mask, random_qkv
-from iclr25.papers.flashmask.timing import MB, interleaved_ms, peak_bytes
+
+MB = 2.0**20  # bytes per MiB
 
 OUT = Path(__file__).resolve().parent / "results" / "flashmask.json"
 
@@ -49,6 +56,7 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--out", default=str(OUT), help="JSON file to write ('' for none)")
     p.add_argument("--smoke", action="store_true", help="tiniest size (for the test suite)")
     args = p.parse_args(argv)
+    load_before = load_average()
     if args.smoke:
         args.ns, args.kinds, args.reps, args.no_flex = "256", "causal_document", 1, True
     torch.set_num_threads(args.threads)
@@ -71,7 +79,7 @@ def main(argv: list[str] | None = None) -> dict:
             if not args.no_flex:
                 bm = to_flex_block_mask(mask)
                 fns["flex"] = lambda b=bm, t=qkv: flex_attention(*t, b)
-            ms = interleaved_ms(fns, args.reps)
+            ms = {k: 1e3 * t for k, t in interleaved_medians(fns, args.reps).items()}
             row = {
                 "N": n,
                 "mask": kind,
@@ -98,6 +106,7 @@ def main(argv: list[str] | None = None) -> dict:
         vars(args),
         rows=rows,
         out=args.out,
+        load_before=load_before,
     )
 
 

@@ -15,15 +15,13 @@ repetitions is reported, with the TimeKAN/DLinear ratios.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from iclr25.core.bench import bench_result, print_rows
+from iclr25.core.bench import bench_result, interleaved_medians, load_average, print_rows
 from iclr25.core.seeding import torch_seed
 from iclr25.papers.timekan import DLinear, Windows, named_hparams, synthetic_multiband
 from iclr25.papers.timekan.pipeline import build_timekan
@@ -43,19 +41,6 @@ def _infer(model, x, _y) -> None:
         model(x)
 
 
-def interleaved_medians(calls: dict, batches, reps: int, warmup: int) -> dict[str, float]:
-    """Median seconds of each `calls[name](x, y)`, the calls taking turns every repetition."""
-    times = {name: [] for name in calls}
-    for r in range(warmup + reps):
-        x, y = batches[r % len(batches)]
-        for name, call in calls.items():
-            t0 = time.perf_counter()
-            call(x, y)
-            if r >= warmup:
-                times[name].append(time.perf_counter() - t0)
-    return {name: statistics.median(ts) for name, ts in times.items()}
-
-
 def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(prog="bench_timekan", description=__doc__.split("\n\n")[0])
     p.add_argument("--horizons", default="96,192", help="forecast horizons H")
@@ -69,6 +54,7 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--out", default=str(OUT), help="JSON file to write ('' for none)")
     p.add_argument("--smoke", action="store_true", help="tiniest size (for the test suite)")
     args = p.parse_args(argv)
+    load_before = load_average()
     if args.smoke:
         args.horizons, args.infer_batches, args.reps, args.warmup = "96", "1", 2, 1
         args.train_batch = 16
@@ -100,7 +86,9 @@ def main(argv: list[str] | None = None) -> dict:
                 for m in models.values():
                     m.eval()
                 calls = {name: (lambda x, y, m=m: _infer(m, x, y)) for name, m in models.items()}
-            med = interleaved_medians(calls, batches, args.reps, args.warmup)
+            med = interleaved_medians(
+                calls, args.reps, args.warmup, lambda r, b=batches: b[r % len(b)]
+            )
             tk, dl = med["timekan"], med["dlinear"]
             row = {"H": h, "mode": mode, "batch": batch}
             if mode == "train":
@@ -123,6 +111,7 @@ def main(argv: list[str] | None = None) -> dict:
         vars(args),
         rows=rows,
         out=args.out,
+        load_before=load_before,
     )
 
 

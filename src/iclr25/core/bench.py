@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import statistics
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -63,6 +64,7 @@ def interleaved_medians(
 @contextlib.contextmanager
 def quiet_native_stderr() -> Iterator[None]:
     """Silence file descriptor 2 (native libraries such as Kineto write there directly)."""
+    sys.stderr.flush()
     saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 2)
     try:

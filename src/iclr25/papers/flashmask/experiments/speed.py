@@ -10,6 +10,7 @@ from typing import Annotated
 
 import numpy as np
 
+from iclr25.core.bench import interleaved_medians, peak_bytes
 from iclr25.core.checks import Range
 from iclr25.core.claims import Claim
 from iclr25.core.config import check, configclass
@@ -23,7 +24,8 @@ from iclr25.papers.flashmask.baselines import (
 )
 from iclr25.papers.flashmask.data import BENCH_KINDS, MASK_KINDS, make_mask, random_qkv
 from iclr25.papers.flashmask.method import flashmask_attention, tile_stats
-from iclr25.papers.flashmask.timing import MB, interleaved_ms, peak_bytes
+
+MB = 2.0**20  # bytes per MiB
 
 Positive = Annotated[int, Range(1, None)]
 
@@ -278,7 +280,7 @@ def _point(cfg, ctx, kind, n, with_flex=False):
     if with_flex:
         bm = to_flex_block_mask(mask, cfg.block)
         fns["flex"] = lambda: flex_attention(q, k, v, bm, compiled=cfg.flex_compiled)
-    ms = interleaved_ms(fns, cfg.reps)
+    ms = {k: 1e3 * t for k, t in interleaved_medians(fns, cfg.reps).items()}
     for name, t in ms.items():
         out[f"{name}/ms_{tag}"] = t
     out[f"flashmask/peak_mb_{tag}"] = peak_bytes(fns["flashmask"]) / MB
