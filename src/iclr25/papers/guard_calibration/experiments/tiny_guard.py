@@ -123,7 +123,18 @@ CLAIMS = (
         control=0.5,
         direction="lower",
         paper_value="TS reduces ECE, most for response classification (no ratio reported)",
-        expect={"quick": ("contradicted", "TODO"), "full": ("contradicted", "TODO")},
+        expect={
+            "quick": ("contradicted", "TODO"),
+            "full": (
+                "contradicted",
+                "the 10% label noise caps the accuracy of every confidently classified request "
+                "near 0.9, so a calibrated guard would say about 0.9 almost everywhere, while "
+                "the over-trained guard's margins range from small to huge; one temperature "
+                "cannot bring both to 0.9, and even the best temperature chosen on the test "
+                "labels leaves more than half of the ECE (ts_oracle_id/ece_ratio 0.76); TS "
+                "reaches a ratio of 0.85, 95% t interval 0.57 to 1.12",
+            ),
+        },
     ),
     Claim(
         id="cc_reduces_shift_ece",
@@ -134,7 +145,16 @@ CLAIMS = (
         control="none_shift",
         direction="lower",
         paper_value="CC helps, most for prompt classification, with no validation set",
-        expect={"quick": ("inconclusive", "TODO"), "full": ("inconclusive", "TODO")},
+        expect={
+            "quick": ("inconclusive", "TODO"),
+            "full": (
+                "inconclusive",
+                "the content-free input ' ' gives the tiny guard the bare template, which is "
+                "unlike any training request, so its p(unsafe) there is arbitrary and differs "
+                "between seeds (0.002 to 0.95); CC divides every prediction by it, which helps "
+                "under the shift for some seeds and hurts for others",
+            ),
+        },
     ),
     Claim(
         id="bc_reduces_shift_ece",
@@ -145,7 +165,15 @@ CLAIMS = (
         control="none_shift",
         direction="lower",
         paper_value="BC is evaluated beside CC and TS",
-        expect={"quick": "reproduced", "full": ("inconclusive", "TODO")},
+        expect={
+            "quick": "reproduced",
+            "full": (
+                "inconclusive",
+                "BC lowers the mean shifted ECE (0.313 to 0.253), clearly on 2 seeds and "
+                "slightly on 1, but raises it slightly on 2; with 5 seeds the 95% t interval "
+                "of the difference (-0.195 to 0.076) includes 0",
+            ),
+        },
     ),
 )
 

@@ -105,9 +105,22 @@ _EXPECT = {
     "beats_rfde_digits": {"quick": "reproduced", "full": "reproduced"},
     "beats_def_breast_cancer": {
         "quick": ("inconclusive", "TODO"),
-        "full": ("inconclusive", "TODO"),
+        "full": (
+            "inconclusive",
+            "breast cancer's AUC saturates near 1 for every density model: NRGBoost 0.985 vs "
+            "DEF 0.962, a 0.023 lead (95% t interval 0.004 to 0.042), so the 0.05 that 'far "
+            "above' requires cannot show on this set (the direction holds)",
+        ),
     },
-    "beats_rfde_breast_cancer": {"quick": "reproduced", "full": ("inconclusive", "TODO")},
+    "beats_rfde_breast_cancer": {
+        "quick": "reproduced",
+        "full": (
+            "inconclusive",
+            "likewise against RFDE on breast cancer: 0.985 vs 0.946, a 0.038 lead (95% t "
+            "interval 0.014 to 0.063) whose mean is below the 0.05 that 'far above' requires "
+            "(the direction holds)",
+        ),
+    },
     "beats_def_diamonds": {"quick": "reproduced", "full": "reproduced"},
     "beats_rfde_diamonds": {"quick": "reproduced", "full": "reproduced"},
 }
