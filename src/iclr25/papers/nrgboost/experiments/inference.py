@@ -98,13 +98,43 @@ _PAPER = {
     "diamonds": "California / Abalone / Protein R^2: NRGBoost within about 0.01 of XGBoost",
 }
 _EXPECT = {
-    "close_to_xgboost_digits": {"quick": ("inconclusive", "TODO"), "full": "reproduced"},
-    "close_to_xgboost_breast_cancer": {"quick": "reproduced", "full": "reproduced"},
-    "close_to_xgboost_diamonds": {"quick": ("inconclusive", "TODO"), "full": "reproduced"},
+    "close_to_xgboost_digits": {
+        "quick": (
+            "contradicted",
+            "quick scale: with 40 trees of 32 leaves and a 4,000-sample pool NRGBoost is 0.079 "
+            "below XGBoost's digits accuracy (95% t interval 0.060 to 0.098, all above the 0.05 "
+            "margin); at full scale (100 trees of 64 leaves) it is within 0.05",
+        ),
+        "full": "reproduced",
+    },
+    "close_to_xgboost_breast_cancer": {
+        "quick": (
+            "inconclusive",
+            "NRGBoost's AUC is 0.031, 0.007 and 0.036 below XGBoost's on the 3 folds (mean "
+            "0.025), but with 3 seeds the 95% t interval of the gap (-0.013 to 0.063) reaches "
+            "above the 0.05 margin (the old percentile bootstrap called this reproduced); at "
+            "full (5 folds, larger model) it lies below",
+        ),
+        "full": "reproduced",
+    },
+    "close_to_xgboost_diamonds": {
+        "quick": (
+            "contradicted",
+            "quick scale: with 960 training rows and 40 trees of 32 leaves NRGBoost's price R^2 "
+            "is 0.10 below XGBoost's (95% t interval 0.07 to 0.14); at full scale (3,200 rows, "
+            "100 trees of 64 leaves) it is within 0.05",
+        ),
+        "full": "reproduced",
+    },
     "beats_def_digits": {"quick": "reproduced", "full": "reproduced"},
     "beats_rfde_digits": {"quick": "reproduced", "full": "reproduced"},
     "beats_def_breast_cancer": {
-        "quick": ("inconclusive", "TODO"),
+        "quick": (
+            "inconclusive",
+            "breast cancer's AUC saturates near 1 for every density model: DEF is as high as "
+            "NRGBoost (0.968 vs 0.964), so the 0.05 lead that 'far above' requires cannot show "
+            "on this set",
+        ),
         "full": (
             "inconclusive",
             "breast cancer's AUC saturates near 1 for every density model: NRGBoost 0.985 vs "
@@ -113,7 +143,12 @@ _EXPECT = {
         ),
     },
     "beats_rfde_breast_cancer": {
-        "quick": "reproduced",
+        "quick": (
+            "inconclusive",
+            "NRGBoost's AUC is 0.050 above RFDE's on average (0.964 vs 0.915), but with 3 seeds "
+            "the 95% t interval of the lead (-0.032 to 0.132) includes 0 (the old percentile "
+            "bootstrap called this reproduced)",
+        ),
         "full": (
             "inconclusive",
             "likewise against RFDE on breast cancer: 0.985 vs 0.946, a 0.038 lead (95% t "

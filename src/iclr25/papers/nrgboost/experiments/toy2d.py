@@ -124,7 +124,16 @@ CLAIMS = (
         control="def",
         direction="higher",
         paper_value="DET/DEF are the tree-based density baselines (Section 5)",
-        expect={"quick": ("contradicted", "TODO"), "full": "reproduced"},
+        expect={
+            "quick": (
+                "contradicted",
+                "quick scale: with 40 trees of 16 leaves and 4,000 training rows NRGBoost has "
+                "not yet passed a 10-tree DEF of validated size (mean held-out log pmf -7.14 vs "
+                "-7.12, 95% t interval of the difference -0.045 to -0.008); at full scale (100 "
+                "trees of 32 leaves) it does",
+            ),
+            "full": "reproduced",
+        },
     ),
     Claim(
         id="beats_marginals",
