@@ -19,9 +19,9 @@ from iclr25.papers.guard_calibration import (
     p_unsafe,
 )
 from iclr25.papers.guard_calibration.baselines import PlattScaling
-from iclr25.papers.guard_calibration.experiment import TinyGuardConfig, train_tiny_guard
 from iclr25.papers.guard_calibration.method import margin
 from iclr25.papers.guard_calibration.reference import temperature_grid
+from iclr25.papers.guard_calibration.training import train_tiny_guard
 
 
 def test_temperature_scaling_matches_grid_and_keeps_labels(seed):
@@ -84,7 +84,7 @@ def tiny_guard():
     before = torch.get_num_threads()  # module fixtures run before conftest's one-thread limit
     torch.set_num_threads(1)
     try:
-        return train_tiny_guard(c.prompts, c.labels, TinyGuardConfig(n_train=300, epochs=3), 0)
+        return train_tiny_guard(c.prompts, c.labels, 0, epochs=3)
     finally:
         torch.set_num_threads(before)
 
@@ -192,7 +192,8 @@ def test_corpus_shift_and_noise(seed):
 def test_evaluate_runs_a_saved_guard_on_user_jsonl(tiny_guard, tmp_path):
     from iclr25.core.context import RunContext
     from iclr25.core.lm import LMConfig
-    from iclr25.papers.guard_calibration.experiment import EvaluateConfig, run_evaluate
+    from iclr25.papers.guard_calibration.experiments.evaluate import EvaluateConfig
+    from iclr25.papers.guard_calibration.experiments.evaluate import run as run_evaluate
 
     c = moderation_corpus(60, np.random.default_rng(1))
     d = margin(GuardScorer(tiny_guard).logits(c.prompts))
@@ -211,3 +212,59 @@ def test_evaluate_runs_a_saved_guard_on_user_jsonl(tiny_guard, tmp_path):
     fixed = run_evaluate(EvaluateConfig(**common, temperature=1.0), RunContext(seed=0))
     assert fixed["ts/ece"] == fixed["none/ece"]  # T = 1 is the uncalibrated guard
     assert "ts/ece" not in run_evaluate(EvaluateConfig(**common), RunContext(seed=0))
+
+
+@pytest.mark.parametrize("t", [0.0, -1.0, np.nan, np.inf])
+def test_p_unsafe_rejects_a_bad_temperature(t):
+    with pytest.raises(ValueError, match="temperature="):
+        p_unsafe(np.zeros((2, 2)), t)
+
+
+def test_scorer_rejects_bad_token_limits(tiny_guard):
+    with pytest.raises(ValueError, match="max_response_tokens=0"):
+        GuardScorer(tiny_guard, max_response_tokens=0)
+    with pytest.raises(TypeError, match=r"max_marker_tokens=2\.5"):
+        GuardScorer(tiny_guard, max_marker_tokens=2.5)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error",
+    [
+        ({"n": 0}, ValueError),
+        ({"n": 2.5}, TypeError),
+        ({"unsafe_rate": np.nan}, ValueError),
+        ({"label_noise": np.inf}, ValueError),
+        ({"leet_p": -0.1}, ValueError),
+    ],
+)
+def test_corpus_rejects_bad_arguments(kwargs, error):
+    args = {"n": 10, "rng": np.random.default_rng(0), **kwargs}
+    with pytest.raises(error, match=f"{next(iter(kwargs))}="):
+        moderation_corpus(**args)
+
+
+@pytest.mark.parametrize(
+    "exp, field, value",
+    [
+        ("tiny_guard", "lr", float("inf")),
+        ("tiny_guard", "lr", 0.0),
+        ("tiny_guard", "label_noise", 0.5),
+        ("tiny_guard", "unsafe_rate", 1.0),
+        ("tiny_guard", "n_heads", 3),
+        ("synthetic_logits", "bias", float("nan")),
+        ("synthetic_logits", "scale", float("inf")),
+        ("synthetic_logits", "n_null", 10),
+        ("evaluate", "temperature", float("inf")),
+        ("evaluate", "n_bins", 1),
+        ("evaluate", "template", "gpt"),
+    ],
+)
+def test_configs_reject_bad_values(exp, field, value):
+    import dataclasses
+
+    from iclr25.core import registry
+    from iclr25.core.config import ConfigError
+
+    cfg = registry.get_experiment(f"guard_calibration.{exp}").preset("smoke")
+    with pytest.raises(ConfigError, match=f"{field}="):
+        dataclasses.replace(cfg, **{field: value})

@@ -78,3 +78,40 @@ def test_degenerate_inputs_raise_clear_errors():
     # summarize leaves the undefined ones out and keeps the rest
     out = M.summarize(np.full(30, 0.1), safe_only)
     assert "f1" not in out and "auprc" not in out and out["acc"] == 1.0
+
+
+P, Y = np.linspace(0.05, 0.95, 40), np.arange(40) % 2
+
+
+@pytest.mark.parametrize(
+    "fn", [M.ece, M.reliability, M.ce_l2, M.summarize], ids=lambda f: f.__name__
+)
+@pytest.mark.parametrize(
+    "n_bins, error",
+    [(0, ValueError), (-3, ValueError), (2.5, TypeError), (True, TypeError), ("15", TypeError)],
+)
+def test_n_bins_must_be_an_int_of_at_least_one(fn, n_bins, error):
+    with pytest.raises(error, match="n_bins="):
+        fn(P, Y, n_bins=n_bins)
+
+
+def test_one_bin_is_allowed_and_is_the_global_gap():
+    conf = np.maximum(P, 1 - P)
+    correct = (M.predictions(P) == Y).astype(float)
+    assert M.ece(P, Y, n_bins=1) == pytest.approx(abs(conf.mean() - correct.mean()))
+    assert M.ce_l2(P, Y, n_bins=1, discrete_switch=False) == pytest.approx(abs(P.mean() - Y.mean()))
+    assert M.equal_mass_edges(P, 1).tolist() == [1.0]
+    with pytest.raises(ValueError, match="n_bins=0"):
+        M.equal_mass_edges(P, 0)
+
+
+@pytest.mark.parametrize("eps", [0.0, -1e-3, 0.5, 0.9, np.nan, np.inf])
+def test_nll_eps_must_lie_in_zero_to_one_half(eps):
+    with pytest.raises(ValueError, match="eps="):
+        M.nll(P, Y, eps=eps)
+
+
+def test_nll_eps_bounds_a_confident_mistake():
+    assert M.nll([1.0], [0], eps=1e-3) == pytest.approx(-np.log(1e-3))
+    with pytest.raises(TypeError, match="eps="):
+        M.nll(P, Y, eps="1e-3")

@@ -110,21 +110,45 @@ def test_strings_are_fine_when_declared_categorical_and_unseen_ones_raise():
     [
         ({"n_trees": 0}, "n_trees"),
         ({"shrinkage": -1.0}, "shrinkage"),
+        ({"shrinkage": np.inf}, "shrinkage"),
+        ({"shrinkage": np.nan}, "shrinkage"),
         ({"max_leaves": 1}, "max_leaves"),
         ({"max_ratio_in_leaf": 1.0}, "max_ratio_in_leaf"),
+        ({"max_ratio_in_leaf": np.inf}, "max_ratio_in_leaf"),
+        ({"min_data_in_leaf": np.inf}, "min_data_in_leaf"),
+        ({"min_data_in_leaf": -1}, "min_data_in_leaf"),
         ({"feature_frac": 0.0}, "feature_frac"),
+        ({"feature_frac": np.nan}, "feature_frac"),
         ({"uniform_mixture": 0.0}, "uniform_mixture"),
+        ({"uniform_mixture": np.nan}, "uniform_mixture"),
         ({"p_refresh": 1.5}, "p_refresh"),
+        ({"p_refresh": np.nan}, "p_refresh"),
         ({"n_model_samples": 1}, "n_model_samples"),
         ({"n_chains": 0}, "n_chains"),
         ({"burn_in": -1}, "burn_in"),
         ({"max_bins": 256}, "max_bins"),
-        ({"line_search": "yes"}, "line_search"),
         ({"random_state": "seed"}, "random_state"),
     ],
 )
 def test_bad_hyperparameters_name_the_value(table, params, name):
     with pytest.raises(ValueError, match=f"{name}="):
+        NRGBoost(**{**SMALL, **params}).fit(table)
+
+
+@pytest.mark.parametrize(
+    "params, name",
+    [
+        ({"n_trees": 2.5}, "n_trees"),
+        ({"max_leaves": True}, "max_leaves"),
+        ({"shrinkage": "0.1"}, "shrinkage"),
+        ({"n_model_samples": 300.0}, "n_model_samples"),
+        ({"burn_in": np.float64(2)}, "burn_in"),
+        ({"max_bins": 16.0}, "max_bins"),
+        ({"line_search": "yes"}, "line_search"),
+    ],
+)
+def test_hyperparameters_of_the_wrong_type_raise_type_errors(table, params, name):
+    with pytest.raises(TypeError, match=f"{name}="):
         NRGBoost(**{**SMALL, **params}).fit(table)
 
 
@@ -137,11 +161,71 @@ def test_bad_hyperparameters_name_the_value(table, params, name):
         (lambda: RandomForestDensity(max_leaves=1), "max_leaves"),
         (lambda: DensityTree(uniform_mixture=1.0), "uniform_mixture"),
         (lambda: ProductOfMarginals(alpha=0), "alpha"),
+        (lambda: ProductOfMarginals(alpha=np.inf), "alpha"),
+        (lambda: DensityForest(min_data_in_leaf=np.inf), "min_data_in_leaf"),
+        (lambda: DensityForest(feature_frac=np.nan), "feature_frac"),
+        (lambda: DensityTree(uniform_mixture=np.nan), "uniform_mixture"),
     ],
 )
 def test_bad_baseline_parameters_name_the_value(table, make, name):
     with pytest.raises(ValueError, match=f"{name}="):
         make().fit(table)
+
+
+@pytest.mark.parametrize(
+    "make, name",
+    [
+        (lambda: RandomForestDensity(max_leaves=np.inf), "max_leaves"),
+        (lambda: DensityForest(n_trees=2.0), "n_trees"),
+        (lambda: DensityForest(bootstrap="no"), "bootstrap"),
+        (lambda: ProductOfMarginals(alpha=True), "alpha"),
+    ],
+)
+def test_baseline_parameters_of_the_wrong_type_raise_type_errors(table, make, name):
+    with pytest.raises(TypeError, match=f"{name}="):
+        make().fit(table)
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("shrinkage", float("inf")),
+        ("max_ratio_in_leaf", float("inf")),
+        ("p_refresh", float("nan")),
+        ("max_leaves", 1),
+        ("burn_in", -1),
+    ],
+)
+def test_boost_config_rejects_what_nrgboost_would(field, value):
+    import dataclasses
+
+    from iclr25.core.config import ConfigError
+    from iclr25.papers.nrgboost.training import BoostConfig
+
+    with pytest.raises(ConfigError, match=f"{field}="):
+        dataclasses.replace(BoostConfig(), **{field: value})
+
+
+@pytest.mark.parametrize(
+    "exp, field, value",
+    [
+        ("toy2d", "tree_leaves", ()),
+        ("toy2d", "tree_min_data", (0, 1)),
+        ("inference", "val_frac", 1.0),
+        ("inference", "forest_leaves", (64, 1)),
+        ("sampling", "datasets", ("mnist",)),
+        ("sampling", "forest_leaves", 1),
+    ],
+)
+def test_experiment_configs_reject_bad_values(exp, field, value):
+    import dataclasses
+
+    from iclr25.core import registry
+    from iclr25.core.config import ConfigError
+
+    cfg = registry.get_experiment(f"nrgboost.{exp}").preset("smoke")
+    with pytest.raises(ConfigError, match=field):
+        dataclasses.replace(cfg, **{field: value})
 
 
 def test_bad_calls_after_fit(table):

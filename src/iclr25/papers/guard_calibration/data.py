@@ -12,6 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
+from iclr25.core.checks import check_float, check_int
+
 # ---------------------------------------------------------------- moderation corpus
 
 OPENERS = (
@@ -242,11 +244,9 @@ def moderation_corpus(
             requests with probability `leet_p`.
         leet_p: See `jailbreak`.
     """
-    if n < 1:
-        raise ValueError(f"n={n!r} is not allowed: must be >= 1")
+    n = check_int("n", n, 1)
     for name, v in (("unsafe_rate", unsafe_rate), ("label_noise", label_noise), ("leet_p", leet_p)):
-        if not 0 <= v <= 1:
-            raise ValueError(f"{name}={v!r} is not allowed: must be in [0, 1]")
+        check_float(name, v, 0.0, 1.0)
     clean = (rng.random(n) < unsafe_rate).astype(np.int64)
     prompts = []
     for harmful in clean:

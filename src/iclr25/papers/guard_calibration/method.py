@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
 
+from iclr25.core.checks import check_float, check_int
 from iclr25.core.lm.base import LanguageModel, check_prompts
 
 
@@ -69,8 +70,7 @@ def margin(Z: np.ndarray) -> np.ndarray:
 
 def p_unsafe(Z: np.ndarray, temperature: float = 1.0) -> np.ndarray:
     """sigmoid((z_unsafe - z_safe) / T). Shapes: (N, 2) -> (N,)."""
-    if not (np.isfinite(temperature) and temperature > 0):
-        raise ValueError(f"temperature={temperature!r} is not allowed: must be finite and > 0")
+    temperature = check_float("temperature", temperature, 0.0, None, low_open=True)
     return special.expit(margin(Z) / temperature)
 
 
@@ -318,11 +318,8 @@ class GuardScorer:
                     f"template={template!r} is unknown (valid: {', '.join(TEMPLATES)})"
                 )
             template = TEMPLATES[template]
-        if max_response_tokens < 1 or max_marker_tokens < 1:
-            raise ValueError(
-                f"max_response_tokens={max_response_tokens!r}, max_marker_tokens="
-                f"{max_marker_tokens!r}: must be >= 1"
-            )
+        max_response_tokens = check_int("max_response_tokens", max_response_tokens, 1)
+        max_marker_tokens = check_int("max_marker_tokens", max_marker_tokens, 1)
         if getattr(lm, "chat", False) and (template.answer_prefix or template.marker):
             raise ValueError(
                 f"template {template.name!r} reads the label after text the guard writes itself "

@@ -15,7 +15,9 @@ Two calibration errors, always named apart because their values differ:
 
 Degenerate inputs raise `UndefinedMetricError` (a ValueError) with the reason: an empty set,
 F1 with no unsafe label and no unsafe prediction, AUPRC without unsafe labels, equal-mass bins
-with fewer examples than bins.
+with fewer examples than bins. Bad arguments raise through `core.checks`: `n_bins` must be an
+int >= 1 (TypeError for a bool, float or string, ValueError below 1), and `nll`'s `eps` a float
+in (0, 0.5) (see `nll`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ import logging
 from collections.abc import Sequence
 
 import numpy as np
+
+from iclr25.core.checks import check_float, check_int
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +64,11 @@ def predictions(p: np.ndarray) -> np.ndarray:
     return (p > 0.5).astype(np.int64)
 
 
+def check_n_bins(n_bins: int) -> int:
+    """`n_bins` as an int >= 1 (one bin is the coarsest binning that is still defined)."""
+    return check_int("n_bins", n_bins, 1)
+
+
 def _equal_width_index(conf: np.ndarray, n_bins: int) -> np.ndarray:
     # bin k covers (k/M, (k+1)/M]; conf = 0 joins the first bin
     return np.clip(np.ceil(conf * n_bins).astype(np.int64) - 1, 0, n_bins - 1)
@@ -67,6 +76,7 @@ def _equal_width_index(conf: np.ndarray, n_bins: int) -> np.ndarray:
 
 def ece(p: Sequence[float], y: Sequence[int], n_bins: int = N_BINS) -> float:
     """l1 ECE over equal-width bins of the top-label confidence max(p, 1-p)."""
+    n_bins = check_n_bins(n_bins)
     p, y = check_probs(p, y)
     pred = predictions(p)
     conf = np.where(pred == 1, p, 1 - p)
@@ -80,6 +90,7 @@ def reliability(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Reliability diagram data over the ECE's bins: mean confidence, accuracy and count per bin
     (NaN confidence/accuracy for empty bins). Shapes: three (n_bins,) arrays."""
+    n_bins = check_n_bins(n_bins)
     p, y = check_probs(p, y)
     pred = predictions(p)
     conf = np.where(pred == 1, p, 1 - p)
@@ -97,6 +108,7 @@ def equal_mass_edges(p: np.ndarray, n_bins: int = N_BINS) -> np.ndarray:
     Raises:
         UndefinedMetricError: fewer examples than bins.
     """
+    n_bins = check_n_bins(n_bins)
     if p.size < n_bins:
         raise UndefinedMetricError(
             f"equal-mass binning needs at least n_bins={n_bins} examples, got {p.size}"
@@ -121,6 +133,7 @@ def ce_l2(
 
     A value equal to a bin edge falls in the lower bin.
     """
+    n_bins = check_n_bins(n_bins)
     p, y = check_probs(p, y)
     use_discrete = discrete_switch and np.unique(p).size < p.size / 4.0
     edges = discrete_edges(p) if use_discrete else equal_mass_edges(p, n_bins)
@@ -139,7 +152,13 @@ def brier(p: Sequence[float], y: Sequence[int]) -> float:
 
 def nll(p: Sequence[float], y: Sequence[int], eps: float = 1e-15) -> float:
     """Mean negative log-likelihood of the labels; p is clipped to [eps, 1 - eps] first (as
-    scikit-learn's log_loss does), so a confident mistake costs at most -log(eps)."""
+    scikit-learn's log_loss does), so a confident mistake costs at most -log(eps).
+
+    `eps` must be in (0, 0.5): 0 would let a confident mistake cost an infinite loss, and from
+    0.5 on the interval [eps, 1 - eps] is a single point or empty, so the loss would no longer
+    depend on p.
+    """
+    eps = check_float("eps", eps, 0.0, 0.5, low_open=True, high_open=True)
     p, y = check_probs(p, y)
     q = np.clip(np.where(y == 1, p, 1 - p), eps, 1.0)
     return float(-np.mean(np.log(q)))
@@ -193,6 +212,7 @@ def summarize(p: Sequence[float], y: Sequence[int], n_bins: int = N_BINS) -> dic
 
     Keys: ece, ce_l2, brier, nll, acc, f1, auprc.
     """
+    n_bins = check_n_bins(n_bins)
     p, y = check_probs(p, y)
     out: dict[str, float] = {}
     fns = {

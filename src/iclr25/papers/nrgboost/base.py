@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import logsumexp
 
+from iclr25.core.checks import check_int
 from iclr25.papers.nrgboost.discretize import Discretizer
 from iclr25.papers.nrgboost.trees import Domain
 
@@ -43,18 +44,11 @@ def as_generator(random_state) -> np.random.Generator:
     )
 
 
-def check_param(ok: bool, name: str, value, allowed: str) -> None:
-    """Raise ValueError naming a hyper-parameter, its value and what is allowed."""
-    if not ok:
-        raise ValueError(f"{name}={value!r} is not allowed: must be {allowed}")
-
-
-def is_int(v) -> bool:
-    return isinstance(v, int | np.integer) and not isinstance(v, bool)
-
-
-def is_real(v) -> bool:
-    return isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool)
+def check_bool(name: str, value) -> bool:
+    """`value` if it is a bool (numpy bools too), else TypeError naming it."""
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"{name}={value!r} is not allowed: must be a bool")
+    return bool(value)
 
 
 class TabularDensity(_sklearn()):
@@ -110,9 +104,12 @@ class TabularDensity(_sklearn()):
             if self.discretizer_.frame_ and target in names:
                 return names.index(target)
             raise ValueError(f"target={target!r} is not a column name; columns are {names}")
-        if is_int(target) and 0 <= target < D:
-            return int(target)
-        raise ValueError(f"target={target!r} is not a column index in [0, {D}) or a column name")
+        try:
+            return check_int("target", target, 0, D - 1)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"target={target!r} is not a column index in [0, {D}) or a column name"
+            ) from None
 
     # ------------------------------------------------------------ density
 
@@ -210,16 +207,16 @@ class TabularDensity(_sklearn()):
         Returns: an (n_samples, D) array, or a DataFrame when fitted on one.
         """
         self._check_fitted()
-        check_param(is_int(n_samples) and n_samples >= 1, "n_samples", n_samples, "an int >= 1")
+        n_samples = check_int("n_samples", n_samples, 1)
         rng = as_generator(random_state)
-        codes = self._sample_codes(int(n_samples), rng, **kwargs)
+        codes = self._sample_codes(n_samples, rng, **kwargs)
         return self.discretizer_.inverse_transform(codes, rng)
 
     def sample_codes(self, n_samples: int = 1, random_state=None, **kwargs) -> np.ndarray:
         """Like `sample` but returns the bin codes (n_samples, D) uint8."""
         self._check_fitted()
-        check_param(is_int(n_samples) and n_samples >= 1, "n_samples", n_samples, "an int >= 1")
-        return self._sample_codes(int(n_samples), as_generator(random_state), **kwargs)
+        n_samples = check_int("n_samples", n_samples, 1)
+        return self._sample_codes(n_samples, as_generator(random_state), **kwargs)
 
     def __setstate__(self, state):
         """Unpickling (e.g. joblib memory maps) may give read-only arrays; the kernels are

@@ -21,8 +21,9 @@ from collections import deque
 import numpy as np
 from scipy.special import logsumexp
 
+from iclr25.core.checks import check_choice, check_float, check_int
 from iclr25.papers.nrgboost import kernels as K
-from iclr25.papers.nrgboost.base import TabularDensity, as_generator, check_param, is_int, is_real
+from iclr25.papers.nrgboost.base import TabularDensity, as_generator, check_bool
 from iclr25.papers.nrgboost.trees import Forest, Reference, Tree, grow_tree, leaf_boxes
 
 CRITERIA = {"kl": K.KL, "ise": K.CHI2}
@@ -43,7 +44,7 @@ class ProductOfMarginals(TabularDensity):
 
     def fit(self, X, y=None, categorical_features=None) -> ProductOfMarginals:
         """Fit the smoothed marginals of every column (y is ignored)."""
-        check_param(is_real(self.alpha) and self.alpha > 0, "alpha", self.alpha, "> 0")
+        check_float("alpha", self.alpha, 0.0, None, low_open=True)
         codes = self._fit_codes(X, categorical_features)
         D = codes.shape[1]
         out = np.full((D, self.domain_.cmax), -np.inf)
@@ -94,20 +95,11 @@ class _TreeMixture(TabularDensity):
     """
 
     def _fit_forest(self, X, categorical_features, n_trees, bootstrap, rng):
-        check_param(is_int(n_trees) and n_trees >= 1, "n_trees", n_trees, "an int >= 1")
-        check_param(
-            is_int(self.max_leaves) and 2 <= self.max_leaves <= 32768,
-            "max_leaves",
-            self.max_leaves,
-            "an int in [2, 32768]",
-        )
+        check_int("n_trees", n_trees, 1)
+        check_int("max_leaves", self.max_leaves, 2, 32768)
         eta = self.uniform_mixture
-        check_param(
-            eta is None or (is_real(eta) and 0 <= eta < 1),
-            "uniform_mixture",
-            eta,
-            "None (1 / (n + 1)) or in [0, 1)",
-        )
+        if eta is not None:  # None: 1 / (n + 1)
+            check_float("uniform_mixture", eta, 0.0, 1.0, high_open=True)
         codes = self._fit_codes(X, categorical_features)
         n = codes.shape[0]
         dom = self.domain_
@@ -140,13 +132,7 @@ class _TreeMixture(TabularDensity):
     def _n(self, n_trees) -> int:
         if n_trees is None:
             return self.n_trees_
-        check_param(
-            is_int(n_trees) and 1 <= n_trees <= self.n_trees_,
-            "n_trees",
-            n_trees,
-            f"an int in [1, {self.n_trees_}]",
-        )
-        return int(n_trees)
+        return check_int("n_trees", n_trees, 1, self.n_trees_)
 
     def _mix(self, log_mean: np.ndarray) -> np.ndarray:
         if self.eta_ == 0:
@@ -201,13 +187,9 @@ class _TreeMixture(TabularDensity):
 
 
 def _check_det(model) -> None:
-    check_param(model.criterion in CRITERIA, "criterion", model.criterion, "'kl' or 'ise'")
-    check_param(
-        is_real(model.min_data_in_leaf) and model.min_data_in_leaf >= 1,
-        "min_data_in_leaf",
-        model.min_data_in_leaf,
-        ">= 1 (an empty leaf would have zero density)",
-    )
+    check_choice("criterion", model.criterion, CRITERIA)
+    # >= 1: an empty leaf would have zero density
+    check_float("min_data_in_leaf", model.min_data_in_leaf, 1.0, None)
 
 
 def _grow_det(model, codes, rows, rng, feature_frac: float) -> Tree:
@@ -270,13 +252,8 @@ class DensityForest(_TreeMixture):
     def fit(self, X, y=None, categorical_features=None):
         """Fit the forest on the table X (y is ignored)."""
         _check_det(self)
-        check_param(
-            is_real(self.feature_frac) and 0 < self.feature_frac <= 1,
-            "feature_frac",
-            self.feature_frac,
-            "in (0, 1]",
-        )
-        check_param(isinstance(self.bootstrap, bool), "bootstrap", self.bootstrap, "a bool")
+        check_float("feature_frac", self.feature_frac, 0.0, 1.0, low_open=True)
+        check_bool("bootstrap", self.bootstrap)
         rng = as_generator(self.random_state)
         return self._fit_forest(X, categorical_features, self.n_trees, self.bootstrap, rng)
 
@@ -348,7 +325,7 @@ class RandomForestDensity(_TreeMixture):
 
     def fit(self, X, y=None, categorical_features=None):
         """Fit the forest on the table X (y is ignored)."""
-        check_param(isinstance(self.bootstrap, bool), "bootstrap", self.bootstrap, "a bool")
+        check_bool("bootstrap", self.bootstrap)
         rng = as_generator(self.random_state)
         return self._fit_forest(X, categorical_features, self.n_trees, self.bootstrap, rng)
 

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from iclr25.core.checks import check_int
+
 MAX_BINS = 255
 
 
@@ -171,8 +173,7 @@ class Discretizer:
     def fit_transform(self, X, categorical_features=None) -> np.ndarray:
         """Fit the bins on X and return its codes (n, D) uint8."""
         mb = self.max_bins
-        if isinstance(mb, bool) or not isinstance(mb, int | np.integer) or not 2 <= mb <= MAX_BINS:
-            raise ValueError(f"max_bins={mb!r} is not allowed: must be an int in [2, {MAX_BINS}]")
+        check_int("max_bins", mb, 2, MAX_BINS)
         cols, names = table_columns(X)
         self.frame_ = names is not None
         self.feature_names_in_ = np.array(names, dtype=object) if names is not None else None

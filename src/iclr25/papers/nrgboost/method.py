@@ -30,8 +30,9 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import logsumexp
 
+from iclr25.core.checks import check_float, check_int
 from iclr25.papers.nrgboost import kernels as K
-from iclr25.papers.nrgboost.base import TabularDensity, as_generator, check_param, is_int, is_real
+from iclr25.papers.nrgboost.base import TabularDensity, as_generator, check_bool
 from iclr25.papers.nrgboost.trees import Forest, Reference, grow_tree
 
 LINE_SEARCH_STEPS = np.logspace(-3, 1, 101)
@@ -146,54 +147,21 @@ class NRGBoost(TabularDensity):
         self.random_state = random_state
 
     def _check_params(self) -> None:
-        c = check_param
-        c(is_int(self.n_trees) and self.n_trees >= 1, "n_trees", self.n_trees, "an int >= 1")
-        c(is_real(self.shrinkage) and self.shrinkage > 0, "shrinkage", self.shrinkage, "> 0")
-        c(
-            is_int(self.max_leaves) and 2 <= self.max_leaves <= 32768,
-            "max_leaves",
-            self.max_leaves,
-            "an int in [2, 32768]",
-        )
-        c(
-            is_real(self.max_ratio_in_leaf) and self.max_ratio_in_leaf > 1,
-            "max_ratio_in_leaf",
-            self.max_ratio_in_leaf,
-            "a number > 1",
-        )
-        c(
-            is_real(self.min_data_in_leaf) and self.min_data_in_leaf >= 0,
-            "min_data_in_leaf",
-            self.min_data_in_leaf,
-            ">= 0",
-        )
-        c(
-            is_real(self.feature_frac) and 0 < self.feature_frac <= 1,
-            "feature_frac",
-            self.feature_frac,
-            "in (0, 1]",
-        )
-        c(
-            is_real(self.uniform_mixture) and 0 < self.uniform_mixture <= 1,
-            "uniform_mixture",
-            self.uniform_mixture,
-            "in (0, 1] (q0 must give every bin positive mass)",
-        )
-        c(isinstance(self.line_search, bool), "line_search", self.line_search, "a bool")
-        c(
-            is_int(self.n_model_samples) and self.n_model_samples >= 2,
-            "n_model_samples",
-            self.n_model_samples,
-            "an int >= 2",
-        )
-        c(
-            is_real(self.p_refresh) and 0 <= self.p_refresh <= 1,
-            "p_refresh",
-            self.p_refresh,
-            "in [0, 1]",
-        )
-        c(is_int(self.n_chains) and self.n_chains >= 1, "n_chains", self.n_chains, "an int >= 1")
-        c(is_int(self.burn_in) and self.burn_in >= 0, "burn_in", self.burn_in, "an int >= 0")
+        """Every hyper-parameter, checked at fit time (floats must be finite: an infinite
+        shrinkage or leaf ratio would make the pool's rejection step loop forever)."""
+        check_int("n_trees", self.n_trees, 1)
+        check_float("shrinkage", self.shrinkage, 0.0, None, low_open=True)
+        check_int("max_leaves", self.max_leaves, 2, 32768)
+        check_float("max_ratio_in_leaf", self.max_ratio_in_leaf, 1.0, None, low_open=True)
+        check_float("min_data_in_leaf", self.min_data_in_leaf, 0.0, None)
+        check_float("feature_frac", self.feature_frac, 0.0, 1.0, low_open=True)
+        # q0 must give every bin positive mass
+        check_float("uniform_mixture", self.uniform_mixture, 0.0, 1.0, low_open=True)
+        check_bool("line_search", self.line_search)
+        check_int("n_model_samples", self.n_model_samples, 2)
+        check_float("p_refresh", self.p_refresh, 0.0, 1.0)
+        check_int("n_chains", self.n_chains, 1)
+        check_int("burn_in", self.burn_in, 0)
 
     # ------------------------------------------------------------ fitting
 
@@ -334,7 +302,7 @@ class NRGBoost(TabularDensity):
     def _sample_codes(self, n, rng, n_steps: int = 100, n_trees: int | None = None):
         """n independent chains started at q0 draws, each run for n_steps sweeps (the official
         sampler's default); the last state of each chain is a sample."""
-        check_param(is_int(n_steps) and n_steps >= 1, "n_steps", n_steps, "an int >= 1")
+        n_steps = check_int("n_steps", n_steps, 1)
         stop = self._n(n_trees)
         init = sample_product(np.exp(self.log_q0_), self.domain_.cards, n, rng)
         if stop == 0:
@@ -351,10 +319,7 @@ class NRGBoost(TabularDensity):
         have = self.forest_.n_trees
         if n_trees is None:
             return have
-        check_param(
-            is_int(n_trees) and 0 <= n_trees <= have, "n_trees", n_trees, f"an int in [0, {have}]"
-        )
-        return int(n_trees)
+        return check_int("n_trees", n_trees, 0, have)
 
     def _log_pmf(self, codes, n_trees=None) -> np.ndarray:
         D = codes.shape[1]

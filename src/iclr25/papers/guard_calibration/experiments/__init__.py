@@ -1,0 +1,1 @@
+"""The experiments of the guard-calibration paper, one module each (exporting `EXPERIMENT`)."""

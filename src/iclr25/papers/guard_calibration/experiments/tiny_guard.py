@@ -1,0 +1,281 @@
+"""`guard_calibration.tiny_guard` (headline): a tiny LM over-trained to write safe/unsafe on a
+synthesized moderation corpus with label noise, read as a guard (label-token logits), evaluated
+in distribution and under a jailbreak-style shift, uncalibrated and with TS, CC and BC."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import numpy as np
+
+from iclr25.core.checks import Range
+from iclr25.core.claims import Claim
+from iclr25.core.config import check, configclass
+from iclr25.core.context import RunContext
+from iclr25.core.experiment import Experiment, Metric
+from iclr25.papers.guard_calibration import metrics as M
+from iclr25.papers.guard_calibration import plots
+from iclr25.papers.guard_calibration.data import moderation_corpus
+from iclr25.papers.guard_calibration.method import GuardScorer, TemperatureScaling, p_unsafe
+from iclr25.papers.guard_calibration.training import (
+    CALIB_METRICS,
+    calibrated_probs,
+    log_reliability,
+    train_tiny_guard,
+)
+
+BOTH_CLASSES = Range(0, 1, low_open=True, high_open=True)
+"""A base rate in (0, 1): both classes must occur."""
+
+
+@configclass
+class TinyGuardConfig:
+    """A tiny LM guard trained on a synthesized moderation corpus, evaluated ID and shifted."""
+
+    n_train: Annotated[int, Range(M.N_BINS, None)] = 4000
+    """Training requests (most are unique thanks to the name/place slots)."""
+    n_val: Annotated[int, Range(M.N_BINS, None)] = 2000
+    """Labelled in-distribution validation requests (temperature scaling is fitted here)."""
+    n_test: Annotated[int, Range(M.N_BINS, None)] = 2000
+    """Requests in each test set (in distribution, and shifted)."""
+    unsafe_rate: Annotated[float, BOTH_CLASSES] = 0.4
+    """Fraction of harmful requests in training, validation and the ID test set."""
+    shift_unsafe_rate: Annotated[float, BOTH_CLASSES] = 0.7
+    """Fraction of harmful requests under the jailbreak-style shift (a different base rate)."""
+    label_noise: Annotated[float, Range(0, 0.5, high_open=True)] = 0.1
+    """Probability that a label is flipped (train, validation and test alike)."""
+    leet_p: Annotated[float, Range(0, 1)] = 0.5
+    """Under the shift, probability that a word of a harmful request gets character
+    substitutions (a->@, e->3, i->1, o->0, s->$)."""
+    d_model: Annotated[int, Range(4, None)] = 32
+    """Width of the tiny transformer."""
+    n_layers: Annotated[int, Range(1, None)] = 2
+    """Blocks of the tiny transformer."""
+    n_heads: Annotated[int, Range(1, None)] = 4
+    """Attention heads (a divisor of d_model)."""
+    epochs: Annotated[int, Range(1, None)] = 40
+    """Training epochs: many, with no label smoothing, so that the model over-fits and becomes
+    overconfident."""
+    batch_size: Annotated[int, Range(1, None)] = 64
+    """Requests per step."""
+    lr: Annotated[float, Range(0, None, low_open=True)] = 3e-3
+    """Peak AdamW learning rate (cosine decay)."""
+    n_bins: Annotated[int, Range(2, None)] = 15
+    """Bins of both calibration errors."""
+
+    def __post_init__(self) -> None:
+        check(
+            self.d_model % self.n_heads == 0,
+            "n_heads",
+            self.n_heads,
+            f"a divisor of d_model={self.d_model}",
+        )
+
+    def train_kwargs(self) -> dict:
+        """The architecture and optimisation fields, as `training.train_tiny_guard` takes them."""
+        return {
+            "d_model": self.d_model,
+            "n_layers": self.n_layers,
+            "n_heads": self.n_heads,
+            "epochs": self.epochs,
+            "batch_size": self.batch_size,
+            "lr": self.lr,
+        }
+
+
+PRESETS = {
+    "smoke": TinyGuardConfig(n_train=200, n_val=100, n_test=100, epochs=2),
+    "quick": TinyGuardConfig(n_train=2000, n_val=1000, n_test=1000, epochs=20),
+    "full": TinyGuardConfig(),
+}
+
+CLAIMS = (
+    Claim(
+        id="overconfident_id",
+        statement="The over-trained tiny guard is miscalibrated in distribution: uncalibrated "
+        "ECE above 0.05.",
+        metric="ece",
+        treatment="none_id",
+        control=0.05,
+        direction="higher",
+        paper_value="finding 1: guard models are systematically overconfident (ECE of 9 guards "
+        "on 12 benchmarks; per-model numbers not retrieved)",
+        expect={
+            "quick": (
+                "contradicted",
+                "at quick scale (2000 requests, 20 epochs) the tiny guard is barely over-fitted "
+                "(T* 1.06 to 1.19) and its in-distribution ECE is 0.028 to 0.034 on the 3 "
+                "seeds, below 0.05 (95% t interval of the mean 0.025 to 0.039); the full "
+                "preset's 40 epochs on 4000 requests make it overconfident",
+            ),
+            "full": "reproduced",
+        },
+    ),
+    Claim(
+        id="shift_worsens_ece",
+        statement="Under the jailbreak-style shift (wrappers, role-play, character "
+        "substitutions, a higher base rate) the uncalibrated ECE is larger than in "
+        "distribution.",
+        metric="ece",
+        treatment="none_shift",
+        control="none_id",
+        direction="higher",
+        paper_value="finding 2: ECE grows on jailbreak prompts",
+        expect={"quick": "reproduced", "full": "reproduced"},
+    ),
+    Claim(
+        id="ts_halves_id_ece",
+        statement="Temperature scaling fitted on in-distribution validation data at least "
+        "halves the in-distribution ECE (ratio ts/none below 0.5).",
+        metric="ece_ratio",
+        treatment="ts_id",
+        control=0.5,
+        direction="lower",
+        paper_value="TS reduces ECE, most for response classification (no ratio reported)",
+        expect={
+            "quick": (
+                "inconclusive",
+                "the ECE ratio after TS is 0.84, 0.45 and 0.72 on the 3 seeds (mean 0.67): one "
+                "seed halves the ECE, and with 3 seeds the 95% t interval of the mean (0.18 to "
+                "1.16) covers 0.5; at full it lies above 0.5 for the reason given there",
+            ),
+            "full": (
+                "contradicted",
+                "the 10% label noise caps the accuracy of every confidently classified request "
+                "near 0.9, so a calibrated guard would say about 0.9 almost everywhere, while "
+                "the over-trained guard's margins range from small to huge; one temperature "
+                "cannot bring both to 0.9, and even the best temperature chosen on the test "
+                "labels leaves more than half of the ECE (ts_oracle_id/ece_ratio 0.76); TS "
+                "reaches a ratio of 0.85, 95% t interval 0.57 to 1.12",
+            ),
+        },
+    ),
+    Claim(
+        id="cc_reduces_shift_ece",
+        statement="Contextual calibration (content-free input, no labels) lowers the ECE under "
+        "the shift.",
+        metric="ece",
+        treatment="cc_shift",
+        control="none_shift",
+        direction="lower",
+        paper_value="CC helps, most for prompt classification, with no validation set",
+        expect={
+            "quick": (
+                "inconclusive",
+                "as at full: CC's effect on the shifted ECE is -0.23, -0.09 and +0.30 on the 3 "
+                "seeds, following the content-free p(unsafe) (0.12, 0.05, 0.82), which the "
+                "bare template makes arbitrary",
+            ),
+            "full": (
+                "inconclusive",
+                "the content-free input ' ' gives the tiny guard the bare template, which is "
+                "unlike any training request, so its p(unsafe) there is arbitrary and differs "
+                "between seeds (0.002 to 0.95); CC divides every prediction by it, which helps "
+                "under the shift for some seeds and hurts for others",
+            ),
+        },
+    ),
+    Claim(
+        id="bc_reduces_shift_ece",
+        statement="Batch calibration (mean prediction over the unlabelled shifted test set) "
+        "lowers the ECE under the shift.",
+        metric="ece",
+        treatment="bc_shift",
+        control="none_shift",
+        direction="lower",
+        paper_value="BC is evaluated beside CC and TS",
+        expect={
+            "quick": (
+                "inconclusive",
+                "BC lowers the shifted ECE on all 3 seeds (by 0.13, 0.03 and 0.08), but with 3 "
+                "seeds the 95% t interval of the mean difference (-0.195 to 0.034) includes 0 "
+                "(the old percentile bootstrap called this reproduced)",
+            ),
+            "full": (
+                "inconclusive",
+                "BC lowers the mean shifted ECE (0.313 to 0.253), clearly on 2 seeds and "
+                "slightly on 1, but raises it slightly on 2; with 5 seeds the 95% t interval "
+                "of the difference (-0.195 to 0.076) includes 0",
+            ),
+        },
+    ),
+)
+
+METRICS = (
+    *CALIB_METRICS,
+    Metric("ts/temperature", "none", "T* of temperature scaling fitted on ID validation data"),
+    Metric("ts_id/ece_ratio", "lower", "ECE after TS over ECE before, in distribution"),
+    Metric(
+        "ts_oracle_id/ece_ratio",
+        "lower",
+        "lowest ID ECE over all temperatures (T chosen on the test labels: an oracle bound) "
+        "over the uncalibrated ID ECE",
+    ),
+    Metric("*/mean_p_unsafe", "none", "mean uncalibrated p(unsafe) over the test set"),
+    Metric("*/unsafe_rate", "none", "fraction of unsafe labels in the test set"),
+    Metric("cc/content_free_p_unsafe", "none", "p(unsafe) of the content-free input ' '"),
+)
+
+ORACLE_TEMPERATURES = np.geomspace(0.25, 16.0, 241)
+"""Temperatures searched for the oracle ECE bound (ratio 1.018 between neighbours)."""
+
+
+def run(cfg: TinyGuardConfig, ctx: RunContext) -> dict[str, float]:
+    """Train the tiny guard, read its label logits, calibrate, and measure."""
+    # DEVIATION: a 2-layer width-32 LM trained here on synthesized templated requests replaces
+    # the paper's 9 released guards and 12 benchmarks (no weights or data can be downloaded);
+    # it tests the mechanism (post-hoc calibration of an overconfident LM classifier under a
+    # jailbreak-style shift), not the paper's numbers. Prompt classification only.
+    rng = ctx.rngs.child("data").np
+    train = moderation_corpus(cfg.n_train, rng, cfg.unsafe_rate, cfg.label_noise)
+    val = moderation_corpus(cfg.n_val, rng, cfg.unsafe_rate, cfg.label_noise)
+    test_sets = {
+        "id": moderation_corpus(cfg.n_test, rng, cfg.unsafe_rate, cfg.label_noise),
+        "shift": moderation_corpus(
+            cfg.n_test,
+            rng,
+            cfg.shift_unsafe_rate,
+            cfg.label_noise,
+            jailbreak=True,
+            leet_p=cfg.leet_p,
+        ),
+    }
+    seed = ctx.rngs.child("model").int_seed(31)
+    lm = train_tiny_guard(train.prompts, train.labels, seed, ctx, **cfg.train_kwargs())
+    guard = GuardScorer(lm, "tiny")
+    Z_val = guard.logits(val.prompts)
+    Z_cf = guard.content_free_logits()
+    ts = TemperatureScaling().fit(Z_val, val.labels)
+    metrics: dict[str, float] = {"ts/temperature": ts.temperature_}
+    Z_test = {split: guard.logits(data.prompts) for split, data in test_sets.items()}
+    for split, data in test_sets.items():
+        Z = Z_test[split]
+        probs = calibrated_probs(Z, Z_cf, ts.temperature_)
+        for method, p in probs.items():
+            for k, v in M.summarize(p, data.labels, cfg.n_bins).items():
+                metrics[f"{method}_{split}/{k}"] = v
+            if method in ("none", "ts"):
+                log_reliability(ctx, f"{method}_{split}", p, data.labels, cfg.n_bins)
+        metrics[f"none_{split}/mean_p_unsafe"] = float(probs["none"].mean())
+        metrics[f"none_{split}/unsafe_rate"] = float(data.labels.mean())
+    metrics["ts_id/ece_ratio"] = metrics["ts_id/ece"] / metrics["none_id/ece"]
+    # diagnostic: the best any single temperature can do on the ID test set (T picked with the
+    # test labels), so a ratio above 0.5 here means no temperature halves the ECE
+    y_id = test_sets["id"].labels
+    best = min(M.ece(p_unsafe(Z_test["id"], t), y_id, cfg.n_bins) for t in ORACLE_TEMPERATURES)
+    metrics["ts_oracle_id/ece_ratio"] = best / metrics["none_id/ece"]
+    metrics["cc/content_free_p_unsafe"] = float(p_unsafe(Z_cf)[0])
+    return metrics
+
+
+EXPERIMENT = Experiment(
+    name="guard_calibration.tiny_guard",
+    summary="An over-trained tiny LM guard on a synthesized moderation corpus: ECE in "
+    "distribution and under a jailbreak-style shift, uncalibrated and with TS, CC, BC.",
+    config=TinyGuardConfig,
+    presets=PRESETS,
+    run=run,
+    claims=CLAIMS,
+    metrics=METRICS,
+    figures=plots.tiny_guard_figures,
+)

@@ -1,0 +1,1 @@
+"""The experiments of the NRGBoost paper, one module each (exporting `EXPERIMENT`)."""
