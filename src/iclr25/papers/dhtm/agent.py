@@ -105,6 +105,22 @@ class SFAgent:
         self.rewards_[observation] += self.reward_lr * (reward - self.rewards_[observation])
 
 
+def run_episode(env, agent) -> int:
+    """One episode of `agent` (`reset`, `step`, `end`) in a Gymnasium `env`; returns the number
+    of steps taken."""
+    agent.reset()
+    obs, _ = env.reset()
+    action = agent.step(obs)
+    steps = 0
+    while True:
+        obs, reward, terminated, truncated, _ = env.step(action)
+        steps += 1
+        if terminated or truncated:
+            agent.end(obs, reward)
+            return steps
+        action = agent.step(obs, reward)
+
+
 # DEVIATION: the paper's episodic-control baseline is not specified in the notes; ours keys a
 # table by the whole observation-action history of the episode (the start is fixed, so in a
 # deterministic layout a key is a position reached by a given path), max-return values.

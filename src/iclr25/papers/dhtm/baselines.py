@@ -21,9 +21,10 @@ import numpy as np
 import torch
 from torch import nn
 
+from iclr25.core.checks import check_float, check_int
 from iclr25.core.errors import UsageError
 from iclr25.core.seeding import torch_seed
-from iclr25.papers.dhtm.method import SymbolChecks
+from iclr25.papers.dhtm.method import SymbolChecks, check_rollout
 
 
 class _Base(SymbolChecks):
@@ -33,13 +34,11 @@ class _Base(SymbolChecks):
     episode, stored in `episodes_` (observations) and `actions_` (actions after each)."""
 
     def __init__(self, n_obs_states: int, end_state: int | None, n_actions: int = 1) -> None:
-        if isinstance(n_obs_states, bool) or not isinstance(n_obs_states, int) or n_obs_states < 2:
-            raise ValueError(f"n_obs_states={n_obs_states!r} is not allowed: must be an int >= 2")
-        if isinstance(n_actions, bool) or not isinstance(n_actions, int) or n_actions < 1:
-            raise ValueError(f"n_actions={n_actions!r} is not allowed: must be an int >= 1")
-        self.n_obs_states = n_obs_states
-        self.n_actions = n_actions
-        self.end_state = end_state
+        self.n_obs_states = check_int("n_obs_states", n_obs_states, 2)
+        self.n_actions = check_int("n_actions", n_actions, 1)
+        self.end_state = (
+            None if end_state is None else check_int("end_state", end_state, 0, n_obs_states - 1)
+        )
         self._episode: list[int] = []
         self._actions: list[int] = []
         self.episodes_: list[list[int]] = []
@@ -124,10 +123,8 @@ class MarkovCounts(_Base):
         end_state: int | None = None,
     ) -> None:
         super().__init__(n_obs_states, end_state)
-        if not 0 <= forgetting < 1:
-            raise ValueError(f"forgetting={forgetting!r} is not allowed: must be in [0, 1)")
-        self.forgetting = forgetting
-        self.pseudocount = pseudocount
+        self.forgetting = check_float("forgetting", forgetting, 0, 1, high_open=True)
+        self.pseudocount = check_float("pseudocount", pseudocount, 0)
         self.counts_ = np.zeros((n_obs_states, n_obs_states))
 
     def _observe(self, o: int) -> None:
@@ -150,6 +147,7 @@ class MarkovCounts(_Base):
     ) -> np.ndarray:
         """Exact SF of the first-order chain (actions are ignored)."""
         self._need_context()
+        gamma, horizon = check_rollout(gamma, horizon)
         t = self._transition()
         d = np.zeros(self.n_obs_states)
         d[self._episode[-1]] = 1.0
@@ -184,11 +182,11 @@ class CloneHMM(_Base):
         random_state: int | np.random.Generator | None = None,
     ) -> None:
         super().__init__(n_obs_states, end_state, n_actions)
-        self.clones = clones
-        self.buffer_episodes = buffer_episodes
-        self.refit_every = refit_every
-        self.em_iters = em_iters
-        self.pseudocount = pseudocount
+        self.clones = check_int("clones", clones, 1)
+        self.buffer_episodes = check_int("buffer_episodes", buffer_episodes, 1)
+        self.refit_every = check_int("refit_every", refit_every, 1)
+        self.em_iters = check_int("em_iters", em_iters, 1)
+        self.pseudocount = check_float("pseudocount", pseudocount, 0)
         rng = np.random.default_rng(random_state)
         n = n_obs_states * clones
         self.state_obs = np.repeat(np.arange(n_obs_states), clones)
@@ -220,6 +218,7 @@ class CloneHMM(_Base):
     ) -> np.ndarray:
         """Exact rollout of the belief (first step with a_t, then a uniform action)."""
         self._need_context()
+        gamma, horizon = check_rollout(gamma, horizon)
         b = self._belief
         keep = 1.0 - self._mask(self.end_state) if self.end_state is not None else 1.0
         t = self._transition(self._action_or_pending(action))
@@ -318,15 +317,14 @@ class _RecurrentPredictor(_Base):
         random_state: int | None = None,
     ) -> None:
         super().__init__(n_obs_states, end_state, n_actions)
-        if not lr > 0:
-            raise ValueError(f"lr={lr!r} is not allowed: must be > 0")
-        self.hidden = hidden
+        lr = check_float("lr", lr, 0, low_open=True)
+        self.hidden = check_int("hidden", hidden, 1)
         self.n_inputs = n_obs_states + (n_actions if n_actions > 1 else 0)
-        self.buffer_episodes = buffer_episodes
-        self.train_every = train_every
-        self.n_batches = n_batches
-        self.batch_size = batch_size
-        self.online_steps = online_steps
+        self.buffer_episodes = check_int("buffer_episodes", buffer_episodes, 1)
+        self.train_every = check_int("train_every", train_every, 1)
+        self.n_batches = check_int("n_batches", n_batches, 0)
+        self.batch_size = check_int("batch_size", batch_size, 1)
+        self.online_steps = check_int("online_steps", online_steps, 0)
         seed = int(np.random.default_rng(random_state).integers(2**31))
         self._gen = torch.Generator().manual_seed(seed)
         with torch_seed(seed):  # default inits read torch's global generator
@@ -394,6 +392,7 @@ class _RecurrentPredictor(_Base):
         input, with a uniform action after the first step; the mass that survives END scales
         later predictions."""
         self._need_context()
+        gamma, horizon = check_rollout(gamma, horizon)
         logits, state = self._after(action)
         return self._rollout(logits, state, gamma, horizon)[0]
 
@@ -402,6 +401,7 @@ class _RecurrentPredictor(_Base):
     ) -> np.ndarray:
         """`successor_features` for several first actions (default: all), as one batch."""
         self._need_context()
+        gamma, horizon = check_rollout(gamma, horizon)
         acts = list(range(self.n_actions)) if actions is None else list(actions)
         x = torch.zeros(len(acts), self.n_obs_states)
         x[:, self._episode[-1]] = 1.0
