@@ -1,13 +1,15 @@
-"""Baselines in DHTM's API shape: `reset()`, `partial_fit(observation, action=0)`,
-`predict_next()`, `successor_features(gamma, horizon)`.
+"""Baselines in DHTM's API shape (`iclr25.papers.dhtm.method.SequenceModel`): `reset()`,
+`observe`/`act` or `partial_fit(observation, action=0)`, `predict_next()`,
+`successor_features(gamma, horizon)`, `successor_features_actions(gamma, horizon)`.
 
 - `MarkovCounts`: first-order transition counts with exponential forgetting.
 - `CloneHMM`: a clone-structured HMM (CSCG without actions) refit by EM on a sliding buffer of
   episodes.
-- `LSTMPredictor` and `RWKVPredictor`: recurrent next-symbol predictors (hidden 100) trained on a
-  buffer of episodes with Adam (the paper's schedule: random batches every few episodes) plus
-  online steps on each finished episode. The RWKV cell is hand-written (RWKV-4 time mixing with
-  a WKV recurrence, and channel mixing).
+- `RecurrentPredictor`: a recurrent next-symbol predictor (hidden 100) trained on a buffer of
+  episodes with Adam (the paper's schedule: random batches every few episodes) plus online
+  steps on each finished episode, over a `RecurrentCore`: `LSTMCore` (`LSTMPredictor(...)`) or
+  `RWKVCore` (`RWKVPredictor(...)`; the RWKV cell is hand-written: RWKV-4 time mixing with a
+  WKV recurrence, and channel mixing).
 
 Buffer-based baselines learn from an episode when the next `reset()` closes it. The episode
 model of the experiments ends every episode with an END symbol: in successor-feature rollouts
@@ -16,6 +18,9 @@ which for DHTM happens by itself (END cells have no segments).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Protocol
 
 import numpy as np
 import torch
@@ -28,7 +33,8 @@ from iclr25.papers.dhtm.method import SymbolChecks, check_rollout
 
 
 class _Base(SymbolChecks):
-    """Input checks, the observe/act protocol and the episode buffer shared by the baselines.
+    """Input checks, the observe/act protocol and the episode buffer shared by the baselines
+    (each a `SequenceModel`: `MarkovCounts`, `CloneHMM`, `RecurrentPredictor`).
 
     `observe(o)` then `act(a)` per step (`partial_fit(o, a)` does both); `reset()` closes the
     episode, stored in `episodes_` (observations) and `actions_` (actions after each)."""
@@ -99,6 +105,14 @@ class _Base(SymbolChecks):
 
     def _end_episode(self, episode: list[int]) -> None:
         pass
+
+    def successor_features_actions(
+        self, gamma: float = 0.8, horizon: int = 50, actions=None
+    ) -> np.ndarray:
+        """`successor_features` for several first actions (default: every action), shape
+        (len(actions), K)."""
+        acts = range(self.n_actions) if actions is None else actions
+        return np.stack([self.successor_features(gamma, horizon, action=a) for a in acts])
 
     def _drop_end(self, p: np.ndarray) -> np.ndarray:
         if self.end_state is None:
@@ -296,16 +310,52 @@ class CloneHMM(_Base):
 # ---------------------------------------------------------------------------- RNNs
 
 
-class _RecurrentPredictor(_Base):
-    """Next-observation prediction with a recurrent torch module, trained on an episode
-    buffer. The input at step t is one-hot(o_t), followed by one-hot(a_t) when there is more
-    than one action; the target is o_{t+1}."""
+class RecurrentCore(Protocol):
+    """The recurrent network a `RecurrentPredictor` trains (`LSTMCore`, `RWKVCore`): a torch
+    module built as `core(n_inputs, hidden, n_outputs)`.
+
+    Shapes: `init_state(B)` is a tuple of (B, hidden) tensors; `step(x, state)` maps x (B,
+    n_inputs) to (logits (B, n_outputs), next state).
+    """
+
+    def parameters(self) -> Iterator[nn.Parameter]: ...
+
+    def init_state(self, batch: int) -> tuple[torch.Tensor, ...]: ...
+
+    def step(
+        self, x: torch.Tensor, state: tuple[torch.Tensor, ...]
+    ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]: ...
+
+
+class LSTMCore(nn.Module):
+    """One-layer LSTM with a linear read-out."""
+
+    def __init__(self, n_inputs: int, hidden: int, n_outputs: int) -> None:
+        super().__init__()
+        self.hidden = hidden
+        self.cell = nn.LSTMCell(n_inputs, hidden)
+        self.out = nn.Linear(hidden, n_outputs)
+
+    def init_state(self, batch: int):
+        z = torch.zeros(batch, self.hidden)
+        return (z, z)
+
+    def step(self, x, state):
+        h, c = self.cell(x, state)
+        return self.out(h), (h, c)
+
+
+class RecurrentPredictor(_Base):
+    """Next-observation prediction with a recurrent network (`core`: `LSTMCore` or
+    `RWKVCore`), trained on an episode buffer. The input at step t is one-hot(o_t), followed by
+    one-hot(a_t) when there is more than one action; the target is o_{t+1}."""
 
     def __init__(
         self,
         n_obs_states: int,
         n_actions: int = 1,
         *,
+        core: Callable[[int, int, int], RecurrentCore] = LSTMCore,
         hidden: int = 100,
         lr: float = 0.002,
         buffer_episodes: int = 1000,
@@ -328,22 +378,12 @@ class _RecurrentPredictor(_Base):
         seed = int(np.random.default_rng(random_state).integers(2**31))
         self._gen = torch.Generator().manual_seed(seed)
         with torch_seed(seed):  # default inits read torch's global generator
-            self.net = self._build()
+            self.net = core(self.n_inputs, self.hidden, n_obs_states)
         # foreach: one multi-tensor Adam update per step instead of a Python loop over the
         # parameters (same update).
         self.opt = torch.optim.Adam(self.net.parameters(), lr=lr, foreach=True)
         self._state = None  # state before the last observation's step
         self._stepped = None  # (logits, state) after it, once the action is known
-
-    def _build(self) -> nn.Module:
-        raise NotImplementedError
-
-    def _init_state(self, batch: int):
-        raise NotImplementedError
-
-    def _step(self, x: torch.Tensor, state):
-        """One step: x (B, n_inputs) -> (logits (B, K), state)."""
-        raise NotImplementedError
 
     def _input(self, obs: torch.Tensor, action: int | np.ndarray | None) -> torch.Tensor:
         """Input rows for observation distributions `obs` (B, K) and an action (None:
@@ -358,7 +398,7 @@ class _RecurrentPredictor(_Base):
 
     def _observe(self, o: int) -> None:
         if not self._episode:
-            self._state = self._init_state(1)
+            self._state = self.net.init_state(1)
         else:
             self._state = self._stepped[1]
         self._stepped = None
@@ -371,7 +411,7 @@ class _RecurrentPredictor(_Base):
         x = torch.zeros(1, self.n_obs_states)
         x[0, self._episode[-1] if self._episode else 0] = 1.0
         with torch.no_grad():
-            return self._step(self._input(x, action), self._state)
+            return self.net.step(self._input(x, action), self._state)
 
     def _after(self, action: int | None):
         a = self._action_or_pending(action)
@@ -419,7 +459,7 @@ class _RecurrentPredictor(_Base):
             x = torch.cat([x, a], dim=1)
         state = tuple(t.expand(len(acts), -1) for t in self._state)
         with torch.no_grad():
-            logits, state = self._step(x, state)
+            logits, state = self.net.step(x, state)
         return self._rollout(logits, state, gamma, horizon)
 
     # DEVIATION: LSTM/RWKV SFs come from mean-field rollouts (the predicted distribution is
@@ -436,7 +476,7 @@ class _RecurrentPredictor(_Base):
                 if alive.max() < 1e-6:
                     break
                 x = torch.as_tensor(q / q.sum(1, keepdims=True), dtype=torch.float32)
-                logits, state = self._step(self._input(x, None), state)
+                logits, state = self.net.step(self._input(x, None), state)
         return sf
 
     def _loss(self, batch: list[tuple[list[int], list[int]]]) -> torch.Tensor:
@@ -445,10 +485,10 @@ class _RecurrentPredictor(_Base):
         if self.n_actions > 1:
             acts = torch.as_tensor([a for _, a in batch])
             inp = torch.cat([inp, torch.nn.functional.one_hot(acts, self.n_actions).float()], 2)
-        state = self._init_state(x.shape[0])
+        state = self.net.init_state(x.shape[0])
         logits = []
         for t in range(x.shape[1] - 1):
-            out, state = self._step(inp[:, t], state)
+            out, state = self.net.step(inp[:, t], state)
             logits.append(out)
         # the mean over steps of per-step means (every step has the whole batch)
         return nn.functional.cross_entropy(torch.stack(logits, 1).flatten(0, 1), x[:, 1:].flatten())
@@ -479,26 +519,6 @@ class _RecurrentPredictor(_Base):
                 size = min(self.batch_size, len(group))
                 idx = torch.randint(len(group), (size,), generator=self._gen)
                 self._update([group[i] for i in idx.tolist()])
-
-
-class LSTMPredictor(_RecurrentPredictor):
-    """One-layer LSTM (hidden 100) with a linear read-out."""
-
-    def _build(self) -> nn.Module:
-        return nn.ModuleDict(
-            {
-                "cell": nn.LSTMCell(self.n_inputs, self.hidden),
-                "out": nn.Linear(self.hidden, self.n_obs_states),
-            }
-        )
-
-    def _init_state(self, batch: int):
-        z = torch.zeros(batch, self.hidden)
-        return (z, z)
-
-    def _step(self, x, state):
-        h, c = self.net["cell"](x, state)
-        return self.net["out"](h), (h, c)
 
 
 class RWKVCell(nn.Module):
@@ -540,24 +560,31 @@ class RWKVCell(nn.Module):
         return x, (xa, num, den, xf)
 
 
-class RWKVPredictor(_RecurrentPredictor):
-    """Linear embedding, one hand-written RWKV block (width 100), layer norm and read-out."""
+class RWKVCore(nn.Module):
+    """Linear embedding, one hand-written RWKV block (`RWKVCell`), layer norm and read-out."""
 
-    def _build(self) -> nn.Module:
-        d = self.hidden
-        return nn.ModuleDict(
-            {
-                "emb": nn.Linear(self.n_inputs, d, bias=False),
-                "block": RWKVCell(d),
-                "ln": nn.LayerNorm(d),
-                "out": nn.Linear(d, self.n_obs_states),
-            }
-        )
+    def __init__(self, n_inputs: int, hidden: int, n_outputs: int) -> None:
+        super().__init__()
+        self.hidden = hidden
+        self.emb = nn.Linear(n_inputs, hidden, bias=False)
+        self.block = RWKVCell(hidden)
+        self.ln = nn.LayerNorm(hidden)
+        self.out = nn.Linear(hidden, n_outputs)
 
-    def _init_state(self, batch: int):
+    def init_state(self, batch: int):
         z = torch.zeros(batch, self.hidden)
         return (z, z, z, z)
 
-    def _step(self, x, state):
-        h, state = self.net["block"](self.net["emb"](x), state)
-        return self.net["out"](self.net["ln"](h)), state
+    def step(self, x, state):
+        h, state = self.block(self.emb(x), state)
+        return self.out(self.ln(h)), state
+
+
+def LSTMPredictor(n_obs_states: int, n_actions: int = 1, **kwargs) -> RecurrentPredictor:
+    """A `RecurrentPredictor` over a one-layer LSTM (width `hidden`, paper: 100)."""
+    return RecurrentPredictor(n_obs_states, n_actions, core=LSTMCore, **kwargs)
+
+
+def RWKVPredictor(n_obs_states: int, n_actions: int = 1, **kwargs) -> RecurrentPredictor:
+    """A `RecurrentPredictor` over one hand-written RWKV-4 block (width `hidden`)."""
+    return RecurrentPredictor(n_obs_states, n_actions, core=RWKVCore, **kwargs)

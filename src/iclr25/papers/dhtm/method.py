@@ -37,6 +37,7 @@ numpy operations over all segments, never a Python loop over segments.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -101,6 +102,40 @@ def segment_log_likelihood(m: np.ndarray, s: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore"):
         first = np.where(sbar > 0, sbar * np.log(np.maximum((m * s).sum(axis=-1) / v, 1e-300)), 0.0)
     return first + ((1.0 - s) * np.log(m)).sum(axis=-1)
+
+
+@runtime_checkable
+class SequenceModel(Protocol):
+    """What the experiments and `SFAgent` use of a model: DHTM and every baseline
+    (`MarkovCounts`, `CloneHMM`, `RecurrentPredictor`) implement it.
+
+    An episode is `reset()`, then per step `observe(o_t)` and `act(a_t)` (or
+    `partial_fit(o_t, a_t)`, both at once). Predictions are over the K observation states.
+
+    Shapes: `predict_next` (K,); `successor_features` (K,); `successor_features_actions`
+    (len(actions), K), one row per first action (default: every action).
+    """
+
+    n_obs_states: int
+    n_actions: int
+
+    def reset(self) -> Any: ...
+
+    def observe(self, observation: int) -> Any: ...
+
+    def act(self, action: int) -> Any: ...
+
+    def partial_fit(self, observation: int, action: int = 0) -> Any: ...
+
+    def predict_next(self, action: int | None = None) -> np.ndarray: ...
+
+    def successor_features(
+        self, gamma: float = 0.8, horizon: int = 50, *, action: int | None = None
+    ) -> np.ndarray: ...
+
+    def successor_features_actions(
+        self, gamma: float = 0.8, horizon: int = 50, actions=None
+    ) -> np.ndarray: ...
 
 
 class SymbolChecks:

@@ -198,7 +198,7 @@ METRICS = (
 
 def build_agent(name: str, cfg: GridConfig, seed: int):
     """A fresh agent `name` for the gridworld."""
-    from iclr25.papers.dhtm.agent import EpisodicControl, SFAgent
+    from iclr25.papers.dhtm.agent import EpisodicControl, GoalStop, SFAgent
 
     n_obs, n_act = cfg.n_colours + 1, 4
     if name == "ec":
@@ -212,6 +212,8 @@ def build_agent(name: str, cfg: GridConfig, seed: int):
         horizon=cfg.horizon,
         beta=cfg.beta,
         reward_lr=cfg.reward_lr,
+        # the paper's early stop of rollouts is DHTM's; CSCG and LSTM roll out the horizon
+        stop=GoalStop() if name == "dhtm" else None,
         random_state=seed + 1,
     )
 
