@@ -38,8 +38,13 @@ _NOT_LEARNED = (
 
 
 def _area(b: str, when: str) -> dict[str, tuple[str, str]]:
-    why = _NOT_LEARNED.format(B=b) + f", so its area {when} is far above {b}'s"
-    return {"quick": ("contradicted", "at quick scale " + why), "full": ("contradicted", why)}
+    quick = (
+        "at quick scale (3 seeds, 100 episodes per phase) with noisy emissions DHTM does not "
+        "learn the aliased contexts (excess surprise about 0.9 nats per step before the "
+        f"switch) and its area {when} is far above {b}'s on every seed"
+    )
+    full = _NOT_LEARNED.format(B=b) + f", so its area {when} is far above {b}'s"
+    return {"quick": ("contradicted", quick), "full": ("contradicted", full)}
 
 
 def _censored(b: str, what: str) -> tuple[str, str]:
