@@ -2,7 +2,7 @@
 
 Runs every grid point at the tuning scale (`TUNING_CONFIG`) on the tuning seeds (disjoint from
 the claim seeds) and writes `benchmarks/results/dhtm_tuning.json`, whose rows the docs page
-shows; the chosen points must equal `TUNED` in `iclr25.papers.dhtm.experiment` (a test checks
+shows; the chosen points must equal `TUNED` in `iclr25.papers.dhtm.training` (a test checks
 it).
 
     python benchmarks/tune_dhtm.py --jobs 2
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from iclr25.core.bench import bench_result, print_rows
-from iclr25.papers.dhtm.experiment import SEQ_PRESETS
+from iclr25.papers.dhtm.training import SEQ_PRESETS
 from iclr25.papers.dhtm.tuning import GRID, TUNING_CONFIG, TUNING_SEEDS, chosen, evaluate_grid
 
 OUT = Path(__file__).resolve().parent / "results" / "dhtm_tuning.json"
@@ -37,11 +37,11 @@ def main(argv: list[str] | None = None) -> dict:
         "dhtm_tuning_grid",
         "score = excess surprise over the oracle summed over every episode after the first "
         f"switch (post_switch_area + post_switch_area_back), mean over tuning seeds {seeds}, "
-        f"phases {base.phase_episodes}, {base.rnn_batches} replay batches per round; lowest "
+        f"phases {base.phase_episodes}, {base.lstm.batches} replay batches per round; lowest "
         f"chosen: {chosen(rows)}",
         {
             "phase_episodes": base.phase_episodes,
-            "rnn_batches": base.rnn_batches,
+            "rnn_batches": base.lstm.batches,
             "seeds": seeds,
             "grid": GRID,
             "threads": 1,

@@ -15,7 +15,7 @@ from iclr25.papers.dhtm.baselines import (
     RWKVPredictor,
 )
 from iclr25.papers.dhtm.data import END, N_STATES, N_SYMBOLS, SequenceProcess, make_phases
-from iclr25.papers.dhtm.experiment import recovery_time, windowed
+from iclr25.papers.dhtm.training import recovery_time, windowed
 
 
 def test_phases_are_aliased_and_switch_only_tails(seed):
@@ -180,3 +180,42 @@ def test_rnn_batched_rollouts_equal_single(cls, seed):
     for a in range(3):
         np.testing.assert_allclose(batch[a], m.successor_features(0.8, 5, action=a), atol=1e-6)
     np.testing.assert_allclose(m.predict_next(1), m.successor_features(0.0, 1, action=1), atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "make, error, match",
+    [
+        (lambda: MarkovCounts(N_STATES, forgetting=float("nan")), ValueError, "forgetting=nan"),
+        (lambda: MarkovCounts(N_STATES, pseudocount=float("inf")), ValueError, "pseudocount=inf"),
+        (lambda: MarkovCounts(True), TypeError, "n_obs_states=True"),
+        (lambda: MarkovCounts(N_STATES, end_state=N_STATES), ValueError, "end_state=9"),
+        (lambda: CloneHMM(N_STATES, clones=0), ValueError, "clones=0"),
+        (lambda: CloneHMM(N_STATES, refit_every=2.0), TypeError, r"refit_every=2\.0"),
+        (lambda: CloneHMM(N_STATES, pseudocount=float("nan")), ValueError, "pseudocount=nan"),
+        (lambda: LSTMPredictor(N_STATES, lr=float("inf")), ValueError, "lr=inf"),
+        (lambda: LSTMPredictor(N_STATES, lr=float("nan")), ValueError, "lr=nan"),
+        (lambda: RWKVPredictor(N_STATES, hidden=0), ValueError, "hidden=0"),
+        (lambda: RWKVPredictor(N_STATES, n_batches=-1), ValueError, "n_batches=-1"),
+        (lambda: LSTMPredictor(N_STATES, n_actions=0), ValueError, "n_actions=0"),
+    ],
+)
+def test_baseline_constructors_check_arguments(make, error, match):
+    with pytest.raises(error, match=match):
+        make()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: MarkovCounts(N_STATES),
+        lambda: CloneHMM(N_STATES, clones=2),
+        lambda: LSTMPredictor(N_STATES, hidden=4),
+    ],
+)
+def test_baseline_rollouts_check_gamma_and_horizon(make):
+    m = make()
+    m.partial_fit(0)
+    with pytest.raises(ValueError, match="gamma=nan"):
+        m.successor_features(float("nan"), 5)
+    with pytest.raises(ValueError, match="horizon=0"):
+        m.successor_features(0.8, 0)

@@ -236,3 +236,41 @@ def test_batched_rollouts_equal_single_rollouts(seed):
         np.testing.assert_allclose(row, m.successor_features(0.9, 6, action=a, **kw), atol=1e-12)
     m.act(1)
     np.testing.assert_allclose(m.successor_features(0.9, 6, **kw), batch[1], atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"lr_s": float("nan")}, ValueError, "lr_s=nan"),
+        ({"lr_var_score": float("inf")}, ValueError, "lr_var_score=inf"),
+        ({"log_f_init": float("nan")}, ValueError, "log_f_init=nan"),
+        ({"log_f_min": -float("inf")}, ValueError, "log_f_min=-inf"),
+        ({"log_f_min": -3.0}, ValueError, r"log_f_min=-3\.0"),  # must be < log_f_init
+        ({"theta": float("nan")}, ValueError, "theta=nan"),
+        ({"inverse_temperature": float("inf")}, ValueError, "inverse_temperature=inf"),
+        ({"action_boost": float("nan")}, ValueError, "action_boost=nan"),
+        ({"max_segments": True}, TypeError, "max_segments=True"),
+        ({"burst": "random"}, ValueError, "burst='random'"),
+    ],
+)
+def test_constructor_rejects_non_finite_and_wrong_kinds(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        DHTM(4, **kwargs)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"gamma": float("nan")}, "gamma=nan"),
+        ({"gamma": 1.5}, r"gamma=1\.5"),
+        ({"horizon": 0}, "horizon=0"),
+        ({"min_kl": float("inf")}, "min_kl=inf"),
+        ({"stop_prob": float("nan")}, "stop_prob=nan"),
+        ({"stop_obs": 4}, "observation=4"),
+    ],
+)
+def test_rollout_arguments_are_checked(kwargs, match):
+    m = DHTM(4, cells_per_column=2, n_copies=1, n_vars_per_factor=2, random_state=0)
+    m.partial_fit(1)
+    with pytest.raises(ValueError, match=match):
+        m.successor_features_actions(**kwargs)

@@ -1,6 +1,7 @@
 """The stochastic generator variant, the switch back to A, and the tuning grid."""
 
 import dataclasses
+import functools
 import itertools
 import json
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 from iclr25.core.context import RunContext
 from iclr25.papers.dhtm import tuning
 from iclr25.papers.dhtm.data import END, N_SYMBOLS, SequenceProcess, make_phases
-from iclr25.papers.dhtm.experiment import (
+from iclr25.papers.dhtm.training import (
     SEQ_PRESETS,
     TUNED,
     SequenceConfig,
@@ -105,14 +106,14 @@ def test_tuning_selects_the_lowest_mean_score_on_tuning_seeds(monkeypatch):
     def fake_score(args):
         _, _, point, seed = args
         calls.append(seed)
-        return float(point["dhtm_cells_per_column"]) + 10 * point["dhtm_lr_f"] + seed % 2
+        return float(point["dhtm.cells_per_column"]) + 10 * point["dhtm.lr_f"] + seed % 2
 
     monkeypatch.setattr(tuning, "_score", fake_score)
     rows = tuning.evaluate_grid(SEQ_PRESETS["smoke"], seeds=(100, 101), methods=("dhtm",))
     assert set(calls) == {100, 101} and len(rows) == 4
     assert [r["chosen"] for r in rows] == ["", "", "yes", ""]
     assert rows[2]["score"] == pytest.approx(20 + 1 + 0.5)
-    assert tuning.chosen(rows) == {"dhtm_cells_per_column": 20, "dhtm_lr_f": 0.1}
+    assert tuning.chosen(rows) == {"dhtm.cells_per_column": 20, "dhtm.lr_f": 0.1}
 
 
 def test_presets_use_the_published_grid_choice():
@@ -121,5 +122,37 @@ def test_presets_use_the_published_grid_choice():
     assert {r["method"] for r in data["rows"]} == set(tuning.GRID)
     assert all(len(tuning.grid_points(m)) == 4 for m in tuning.GRID)  # equal budget
     assert tuning.chosen(data["rows"]) == TUNED
-    full = SEQ_PRESETS["full"]
-    assert all(getattr(full, k) == v for k, v in TUNED.items())
+    for preset in ("quick", "full"):
+        cfg = SEQ_PRESETS[preset]
+        assert all(functools.reduce(getattr, k.split("."), cfg) == v for k, v in TUNED.items())
+
+
+def test_method_groups_take_dotted_overrides_and_check_bounds():
+    from iclr25.core.config import ConfigError, apply_overrides
+    from iclr25.papers.dhtm.training import DHTMConfig, RNNConfig
+
+    cfg = apply_overrides(SEQ_PRESETS["smoke"], ["dhtm.lr_f=0.3", "lstm.online_steps=2"])
+    assert cfg.dhtm.lr_f == 0.3 and cfg.lstm.online_steps == 2
+    assert cfg.rwkv == SEQ_PRESETS["smoke"].rwkv  # the other recurrent baseline is untouched
+    with pytest.raises(ConfigError, match="lr_f=nan"):
+        DHTMConfig(lr_f=float("nan"))
+    with pytest.raises(ConfigError, match="lr=inf"):
+        RNNConfig(lr=float("inf"))
+    for item, match in [
+        ("dhtm.lr_f=1.0", r"lr_f=1\.0"),
+        ("rwkv.lr=0", "lr=0"),
+        ("cscg.clones=0", "clones=0"),
+        ("markov.forgetting=1.0", r"forgetting=1\.0"),
+        ("dhtm.vars_per_factor=3", "vars_per_factor=3"),  # > copies + 1
+        ("dhtm.burst=random", "burst='random'"),
+        ("gamma=1.0", r"gamma=1\.0"),
+    ]:
+        with pytest.raises(ConfigError, match=match):
+            apply_overrides(SEQ_PRESETS["smoke"], [item])
+
+
+def test_tuning_config_is_the_quick_scale_with_two_hundred_episodes():
+    cfg = tuning.TUNING_CONFIG
+    assert cfg.phase_episodes == (200, 200, 200) and cfg.sf_eval_episodes == 30
+    assert cfg.lstm.batches == cfg.rwkv.batches == 10
+    assert cfg.dhtm == SequenceConfig().dhtm  # the grid points set the tuned fields

@@ -12,23 +12,29 @@ Public API (a scikit-learn-style online estimator):
     ...         p_next = model.predict_next()      # p(o_{t+1} | history, action)
     ...         sf = model.successor_features(gamma=0.8, horizon=10)
 
-Also: `SFAgent` (the paper's successor-feature agent over any memory), the baselines in the
-same API shape (`LSTMPredictor`, `RWKVPredictor`, `CloneHMM`, `MarkovCounts`), and
-`EpisodicControl`; the gridworld is `iclr25.papers.dhtm.env.GridWorldPOMDP` (extra `rl`).
+Also: `SFAgent` (the paper's successor-feature agent over any memory; `GoalStop` is the
+paper's early stop of DHTM's rollouts), the baselines in the same API shape (the
+`SequenceModel` protocol: `LSTMPredictor` and `RWKVPredictor`, which are `RecurrentPredictor`s
+over an `LSTMCore` or `RWKVCore`, `CloneHMM`, `MarkovCounts`), and `EpisodicControl`; the
+gridworld is `iclr25.papers.dhtm.env.GridWorldPOMDP` (extra `rl`).
 
 Docs, claims and results: docs/papers/dhtm.md.
 """
 
 from iclr25.core.experiment import PaperInfo
-from iclr25.papers.dhtm.agent import EpisodicControl, SFAgent
+from iclr25.papers.dhtm.agent import EpisodicControl, GoalStop, SFAgent
 from iclr25.papers.dhtm.baselines import (
     CloneHMM,
+    LSTMCore,
     LSTMPredictor,
     MarkovCounts,
+    RecurrentCore,
+    RecurrentPredictor,
     RWKVCell,
+    RWKVCore,
     RWKVPredictor,
 )
-from iclr25.papers.dhtm.method import DHTM, SegmentStore, segment_log_likelihood
+from iclr25.papers.dhtm.method import DHTM, SegmentStore, SequenceModel, segment_log_likelihood
 
 PAPER = PaperInfo(
     slug="dhtm",
@@ -48,11 +54,17 @@ __all__ = [
     "PAPER",
     "CloneHMM",
     "EpisodicControl",
+    "GoalStop",
+    "LSTMCore",
     "LSTMPredictor",
     "MarkovCounts",
     "RWKVCell",
+    "RWKVCore",
     "RWKVPredictor",
+    "RecurrentCore",
+    "RecurrentPredictor",
     "SFAgent",
     "SegmentStore",
+    "SequenceModel",
     "segment_log_likelihood",
 ]

@@ -13,12 +13,42 @@ actions valued 0, ε-greedy otherwise.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+
+from iclr25.core.checks import check_float, check_int
+from iclr25.papers.dhtm.method import SequenceModel, check_rollout
+
+
+@dataclass(frozen=True)
+class GoalStop:
+    """The paper's early stop of the agent's DHTM rollouts: a rollout stops when the
+    prediction's KL to uniform falls below `min_kl`, or when the predicted probability of the
+    best-rewarded observation (once a reward is positive) exceeds `goal_prob`. A memory that
+    takes it must accept `min_kl`, `stop_obs` and `stop_prob` in `successor_features_actions`
+    (DHTM does)."""
+
+    min_kl: float = 0.1
+    """Stop when the prediction's KL to uniform is below this (paper: 0.1)."""
+    goal_prob: float = 0.05
+    """Stop when the predicted probability of the goal exceeds this (paper: 0.05)."""
+
+    def __post_init__(self) -> None:
+        check_float("min_kl", self.min_kl, 0)
+        check_float("goal_prob", self.goal_prob, 0, 1)
+
+    # DEVIATION: the goal for the early stop of DHTM rollouts is the observation with the
+    # highest learned reward (once positive); the agent is not told which colour is the goal.
+    def rollout_kwargs(self, rewards: np.ndarray) -> dict[str, object]:
+        """Keyword arguments of `successor_features_actions` for the current reward vector."""
+        goal = int(np.argmax(rewards)) if rewards.max() > 0 else None
+        return {"min_kl": self.min_kl, "stop_obs": goal, "stop_prob": self.goal_prob}
 
 
 class SFAgent:
-    """Successor-feature agent over a memory with `reset`, `observe`, `act` and
-    `successor_features(gamma, horizon, action=...)` (DHTM, CloneHMM, LSTM/RWKVPredictor).
+    """Successor-feature agent over any `SequenceModel` memory (DHTM, CloneHMM,
+    RecurrentPredictor): `reset`, `observe`, `act` and `successor_features_actions`.
 
     Args:
         memory: the world model.
@@ -27,15 +57,14 @@ class SFAgent:
         horizon: rollout length (paper: up to 50; we use 15).
         beta: softmax inverse temperature over normalised Q (paper: 25).
         reward_lr: learning rate of the reward vector (paper: 0.1).
-        min_kl: DHTM rollouts stop when the prediction's KL to uniform is below this (0.1).
-        goal_prob: DHTM rollouts stop when the predicted probability of the best-rewarded
-            observation exceeds this (0.05).
+        stop: early stop of the rollouts (`GoalStop()`, the paper's rule for DHTM), or None
+            for rollouts over the whole horizon (any memory).
         random_state: seed or Generator for action sampling.
     """
 
     def __init__(
         self,
-        memory,
+        memory: SequenceModel,
         n_obs_states: int,
         n_actions: int,
         *,
@@ -43,46 +72,26 @@ class SFAgent:
         horizon: int = 15,
         beta: float = 25.0,
         reward_lr: float = 0.1,
-        min_kl: float = 0.1,
-        goal_prob: float = 0.05,
+        stop: GoalStop | None = None,
         random_state: int | np.random.Generator | None = None,
     ) -> None:
         self.memory = memory
-        self.n_obs_states = n_obs_states
-        self.n_actions = n_actions
-        self.gamma, self.horizon, self.beta = gamma, horizon, beta
-        self.reward_lr = reward_lr
-        self.min_kl, self.goal_prob = min_kl, goal_prob
+        self.n_obs_states = check_int("n_obs_states", n_obs_states, 1)
+        self.n_actions = check_int("n_actions", n_actions, 1)
+        self.gamma, self.horizon = check_rollout(gamma, horizon)
+        self.beta = check_float("beta", beta, 0, low_open=True)
+        self.reward_lr = check_float("reward_lr", reward_lr, 0, 1, low_open=True)
+        self.stop = stop
         self.rng = np.random.default_rng(random_state)
         self.rewards_ = np.zeros(n_obs_states)
 
     def reset(self) -> None:
         self.memory.reset()
 
-    # DEVIATION: the goal for the early stop of DHTM rollouts is the observation with the
-    # highest learned reward (once positive); the agent is not told which colour is the goal.
     def q_values(self) -> np.ndarray:
         """Q(a) = <SF(a), r> for every action, shape (A,)."""
-        from iclr25.papers.dhtm.method import DHTM
-
-        if isinstance(self.memory, DHTM):
-            goal = int(np.argmax(self.rewards_)) if self.rewards_.max() > 0 else None
-            sf = self.memory.successor_features_actions(
-                self.gamma,
-                self.horizon,
-                min_kl=self.min_kl,
-                stop_obs=goal,
-                stop_prob=self.goal_prob,
-            )
-        elif hasattr(self.memory, "successor_features_actions"):
-            sf = self.memory.successor_features_actions(self.gamma, self.horizon)
-        else:
-            sf = np.stack(
-                [
-                    self.memory.successor_features(self.gamma, self.horizon, action=a)
-                    for a in range(self.n_actions)
-                ]
-            )
+        kwargs = {} if self.stop is None else self.stop.rollout_kwargs(self.rewards_)
+        sf = self.memory.successor_features_actions(self.gamma, self.horizon, **kwargs)
         return sf @ self.rewards_
 
     def step(self, observation: int, reward: float | None = None) -> int:
@@ -103,6 +112,22 @@ class SFAgent:
         """The terminal observation: learn from it, no action."""
         self.memory.observe(observation)
         self.rewards_[observation] += self.reward_lr * (reward - self.rewards_[observation])
+
+
+def run_episode(env, agent) -> int:
+    """One episode of `agent` (`reset`, `step`, `end`) in a Gymnasium `env`; returns the number
+    of steps taken."""
+    agent.reset()
+    obs, _ = env.reset()
+    action = agent.step(obs)
+    steps = 0
+    while True:
+        obs, reward, terminated, truncated, _ = env.step(action)
+        steps += 1
+        if terminated or truncated:
+            agent.end(obs, reward)
+            return steps
+        action = agent.step(obs, reward)
 
 
 # DEVIATION: the paper's episodic-control baseline is not specified in the notes; ours keys a

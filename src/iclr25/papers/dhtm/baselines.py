@@ -1,13 +1,15 @@
-"""Baselines in DHTM's API shape: `reset()`, `partial_fit(observation, action=0)`,
-`predict_next()`, `successor_features(gamma, horizon)`.
+"""Baselines in DHTM's API shape (`iclr25.papers.dhtm.method.SequenceModel`): `reset()`,
+`observe`/`act` or `partial_fit(observation, action=0)`, `predict_next()`,
+`successor_features(gamma, horizon)`, `successor_features_actions(gamma, horizon)`.
 
 - `MarkovCounts`: first-order transition counts with exponential forgetting.
 - `CloneHMM`: a clone-structured HMM (CSCG without actions) refit by EM on a sliding buffer of
   episodes.
-- `LSTMPredictor` and `RWKVPredictor`: recurrent next-symbol predictors (hidden 100) trained on a
-  buffer of episodes with Adam (the paper's schedule: random batches every few episodes) plus
-  online steps on each finished episode. The RWKV cell is hand-written (RWKV-4 time mixing with
-  a WKV recurrence, and channel mixing).
+- `RecurrentPredictor`: a recurrent next-symbol predictor (hidden 100) trained on a buffer of
+  episodes with Adam (the paper's schedule: random batches every few episodes) plus online
+  steps on each finished episode, over a `RecurrentCore`: `LSTMCore` (`LSTMPredictor(...)`) or
+  `RWKVCore` (`RWKVPredictor(...)`; the RWKV cell is hand-written: RWKV-4 time mixing with a
+  WKV recurrence, and channel mixing).
 
 Buffer-based baselines learn from an episode when the next `reset()` closes it. The episode
 model of the experiments ends every episode with an END symbol: in successor-feature rollouts
@@ -17,29 +19,32 @@ which for DHTM happens by itself (END cells have no segments).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from typing import Protocol
+
 import numpy as np
 import torch
 from torch import nn
 
+from iclr25.core.checks import check_float, check_int
 from iclr25.core.errors import UsageError
 from iclr25.core.seeding import torch_seed
-from iclr25.papers.dhtm.method import SymbolChecks
+from iclr25.papers.dhtm.method import SymbolChecks, check_rollout
 
 
 class _Base(SymbolChecks):
-    """Input checks, the observe/act protocol and the episode buffer shared by the baselines.
+    """Input checks, the observe/act protocol and the episode buffer shared by the baselines
+    (each a `SequenceModel`: `MarkovCounts`, `CloneHMM`, `RecurrentPredictor`).
 
     `observe(o)` then `act(a)` per step (`partial_fit(o, a)` does both); `reset()` closes the
     episode, stored in `episodes_` (observations) and `actions_` (actions after each)."""
 
     def __init__(self, n_obs_states: int, end_state: int | None, n_actions: int = 1) -> None:
-        if isinstance(n_obs_states, bool) or not isinstance(n_obs_states, int) or n_obs_states < 2:
-            raise ValueError(f"n_obs_states={n_obs_states!r} is not allowed: must be an int >= 2")
-        if isinstance(n_actions, bool) or not isinstance(n_actions, int) or n_actions < 1:
-            raise ValueError(f"n_actions={n_actions!r} is not allowed: must be an int >= 1")
-        self.n_obs_states = n_obs_states
-        self.n_actions = n_actions
-        self.end_state = end_state
+        self.n_obs_states = check_int("n_obs_states", n_obs_states, 2)
+        self.n_actions = check_int("n_actions", n_actions, 1)
+        self.end_state = (
+            None if end_state is None else check_int("end_state", end_state, 0, n_obs_states - 1)
+        )
         self._episode: list[int] = []
         self._actions: list[int] = []
         self.episodes_: list[list[int]] = []
@@ -101,6 +106,14 @@ class _Base(SymbolChecks):
     def _end_episode(self, episode: list[int]) -> None:
         pass
 
+    def successor_features_actions(
+        self, gamma: float = 0.8, horizon: int = 50, actions=None
+    ) -> np.ndarray:
+        """`successor_features` for several first actions (default: every action), shape
+        (len(actions), K)."""
+        acts = range(self.n_actions) if actions is None else actions
+        return np.stack([self.successor_features(gamma, horizon, action=a) for a in acts])
+
     def _drop_end(self, p: np.ndarray) -> np.ndarray:
         if self.end_state is None:
             return p
@@ -124,10 +137,8 @@ class MarkovCounts(_Base):
         end_state: int | None = None,
     ) -> None:
         super().__init__(n_obs_states, end_state)
-        if not 0 <= forgetting < 1:
-            raise ValueError(f"forgetting={forgetting!r} is not allowed: must be in [0, 1)")
-        self.forgetting = forgetting
-        self.pseudocount = pseudocount
+        self.forgetting = check_float("forgetting", forgetting, 0, 1, high_open=True)
+        self.pseudocount = check_float("pseudocount", pseudocount, 0)
         self.counts_ = np.zeros((n_obs_states, n_obs_states))
 
     def _observe(self, o: int) -> None:
@@ -150,6 +161,7 @@ class MarkovCounts(_Base):
     ) -> np.ndarray:
         """Exact SF of the first-order chain (actions are ignored)."""
         self._need_context()
+        gamma, horizon = check_rollout(gamma, horizon)
         t = self._transition()
         d = np.zeros(self.n_obs_states)
         d[self._episode[-1]] = 1.0
@@ -184,11 +196,11 @@ class CloneHMM(_Base):
         random_state: int | np.random.Generator | None = None,
     ) -> None:
         super().__init__(n_obs_states, end_state, n_actions)
-        self.clones = clones
-        self.buffer_episodes = buffer_episodes
-        self.refit_every = refit_every
-        self.em_iters = em_iters
-        self.pseudocount = pseudocount
+        self.clones = check_int("clones", clones, 1)
+        self.buffer_episodes = check_int("buffer_episodes", buffer_episodes, 1)
+        self.refit_every = check_int("refit_every", refit_every, 1)
+        self.em_iters = check_int("em_iters", em_iters, 1)
+        self.pseudocount = check_float("pseudocount", pseudocount, 0)
         rng = np.random.default_rng(random_state)
         n = n_obs_states * clones
         self.state_obs = np.repeat(np.arange(n_obs_states), clones)
@@ -220,6 +232,7 @@ class CloneHMM(_Base):
     ) -> np.ndarray:
         """Exact rollout of the belief (first step with a_t, then a uniform action)."""
         self._need_context()
+        gamma, horizon = check_rollout(gamma, horizon)
         b = self._belief
         keep = 1.0 - self._mask(self.end_state) if self.end_state is not None else 1.0
         t = self._transition(self._action_or_pending(action))
@@ -297,16 +310,52 @@ class CloneHMM(_Base):
 # ---------------------------------------------------------------------------- RNNs
 
 
-class _RecurrentPredictor(_Base):
-    """Next-observation prediction with a recurrent torch module, trained on an episode
-    buffer. The input at step t is one-hot(o_t), followed by one-hot(a_t) when there is more
-    than one action; the target is o_{t+1}."""
+class RecurrentCore(Protocol):
+    """The recurrent network a `RecurrentPredictor` trains (`LSTMCore`, `RWKVCore`): a torch
+    module built as `core(n_inputs, hidden, n_outputs)`.
+
+    Shapes: `init_state(B)` is a tuple of (B, hidden) tensors; `step(x, state)` maps x (B,
+    n_inputs) to (logits (B, n_outputs), next state).
+    """
+
+    def parameters(self) -> Iterator[nn.Parameter]: ...
+
+    def init_state(self, batch: int) -> tuple[torch.Tensor, ...]: ...
+
+    def step(
+        self, x: torch.Tensor, state: tuple[torch.Tensor, ...]
+    ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]: ...
+
+
+class LSTMCore(nn.Module):
+    """One-layer LSTM with a linear read-out."""
+
+    def __init__(self, n_inputs: int, hidden: int, n_outputs: int) -> None:
+        super().__init__()
+        self.hidden = hidden
+        self.cell = nn.LSTMCell(n_inputs, hidden)
+        self.out = nn.Linear(hidden, n_outputs)
+
+    def init_state(self, batch: int):
+        z = torch.zeros(batch, self.hidden)
+        return (z, z)
+
+    def step(self, x, state):
+        h, c = self.cell(x, state)
+        return self.out(h), (h, c)
+
+
+class RecurrentPredictor(_Base):
+    """Next-observation prediction with a recurrent network (`core`: `LSTMCore` or
+    `RWKVCore`), trained on an episode buffer. The input at step t is one-hot(o_t), followed by
+    one-hot(a_t) when there is more than one action; the target is o_{t+1}."""
 
     def __init__(
         self,
         n_obs_states: int,
         n_actions: int = 1,
         *,
+        core: Callable[[int, int, int], RecurrentCore] = LSTMCore,
         hidden: int = 100,
         lr: float = 0.002,
         buffer_episodes: int = 1000,
@@ -318,34 +367,23 @@ class _RecurrentPredictor(_Base):
         random_state: int | None = None,
     ) -> None:
         super().__init__(n_obs_states, end_state, n_actions)
-        if not lr > 0:
-            raise ValueError(f"lr={lr!r} is not allowed: must be > 0")
-        self.hidden = hidden
+        lr = check_float("lr", lr, 0, low_open=True)
+        self.hidden = check_int("hidden", hidden, 1)
         self.n_inputs = n_obs_states + (n_actions if n_actions > 1 else 0)
-        self.buffer_episodes = buffer_episodes
-        self.train_every = train_every
-        self.n_batches = n_batches
-        self.batch_size = batch_size
-        self.online_steps = online_steps
+        self.buffer_episodes = check_int("buffer_episodes", buffer_episodes, 1)
+        self.train_every = check_int("train_every", train_every, 1)
+        self.n_batches = check_int("n_batches", n_batches, 0)
+        self.batch_size = check_int("batch_size", batch_size, 1)
+        self.online_steps = check_int("online_steps", online_steps, 0)
         seed = int(np.random.default_rng(random_state).integers(2**31))
         self._gen = torch.Generator().manual_seed(seed)
         with torch_seed(seed):  # default inits read torch's global generator
-            self.net = self._build()
+            self.net = core(self.n_inputs, self.hidden, n_obs_states)
         # foreach: one multi-tensor Adam update per step instead of a Python loop over the
         # parameters (same update).
         self.opt = torch.optim.Adam(self.net.parameters(), lr=lr, foreach=True)
         self._state = None  # state before the last observation's step
         self._stepped = None  # (logits, state) after it, once the action is known
-
-    def _build(self) -> nn.Module:
-        raise NotImplementedError
-
-    def _init_state(self, batch: int):
-        raise NotImplementedError
-
-    def _step(self, x: torch.Tensor, state):
-        """One step: x (B, n_inputs) -> (logits (B, K), state)."""
-        raise NotImplementedError
 
     def _input(self, obs: torch.Tensor, action: int | np.ndarray | None) -> torch.Tensor:
         """Input rows for observation distributions `obs` (B, K) and an action (None:
@@ -360,7 +398,7 @@ class _RecurrentPredictor(_Base):
 
     def _observe(self, o: int) -> None:
         if not self._episode:
-            self._state = self._init_state(1)
+            self._state = self.net.init_state(1)
         else:
             self._state = self._stepped[1]
         self._stepped = None
@@ -373,7 +411,7 @@ class _RecurrentPredictor(_Base):
         x = torch.zeros(1, self.n_obs_states)
         x[0, self._episode[-1] if self._episode else 0] = 1.0
         with torch.no_grad():
-            return self._step(self._input(x, action), self._state)
+            return self.net.step(self._input(x, action), self._state)
 
     def _after(self, action: int | None):
         a = self._action_or_pending(action)
@@ -394,6 +432,7 @@ class _RecurrentPredictor(_Base):
         input, with a uniform action after the first step; the mass that survives END scales
         later predictions."""
         self._need_context()
+        gamma, horizon = check_rollout(gamma, horizon)
         logits, state = self._after(action)
         return self._rollout(logits, state, gamma, horizon)[0]
 
@@ -402,6 +441,7 @@ class _RecurrentPredictor(_Base):
     ) -> np.ndarray:
         """`successor_features` for several first actions (default: all), as one batch."""
         self._need_context()
+        gamma, horizon = check_rollout(gamma, horizon)
         acts = list(range(self.n_actions)) if actions is None else list(actions)
         x = torch.zeros(len(acts), self.n_obs_states)
         x[:, self._episode[-1]] = 1.0
@@ -419,7 +459,7 @@ class _RecurrentPredictor(_Base):
             x = torch.cat([x, a], dim=1)
         state = tuple(t.expand(len(acts), -1) for t in self._state)
         with torch.no_grad():
-            logits, state = self._step(x, state)
+            logits, state = self.net.step(x, state)
         return self._rollout(logits, state, gamma, horizon)
 
     # DEVIATION: LSTM/RWKV SFs come from mean-field rollouts (the predicted distribution is
@@ -436,7 +476,7 @@ class _RecurrentPredictor(_Base):
                 if alive.max() < 1e-6:
                     break
                 x = torch.as_tensor(q / q.sum(1, keepdims=True), dtype=torch.float32)
-                logits, state = self._step(self._input(x, None), state)
+                logits, state = self.net.step(self._input(x, None), state)
         return sf
 
     def _loss(self, batch: list[tuple[list[int], list[int]]]) -> torch.Tensor:
@@ -445,10 +485,10 @@ class _RecurrentPredictor(_Base):
         if self.n_actions > 1:
             acts = torch.as_tensor([a for _, a in batch])
             inp = torch.cat([inp, torch.nn.functional.one_hot(acts, self.n_actions).float()], 2)
-        state = self._init_state(x.shape[0])
+        state = self.net.init_state(x.shape[0])
         logits = []
         for t in range(x.shape[1] - 1):
-            out, state = self._step(inp[:, t], state)
+            out, state = self.net.step(inp[:, t], state)
             logits.append(out)
         # the mean over steps of per-step means (every step has the whole batch)
         return nn.functional.cross_entropy(torch.stack(logits, 1).flatten(0, 1), x[:, 1:].flatten())
@@ -479,26 +519,6 @@ class _RecurrentPredictor(_Base):
                 size = min(self.batch_size, len(group))
                 idx = torch.randint(len(group), (size,), generator=self._gen)
                 self._update([group[i] for i in idx.tolist()])
-
-
-class LSTMPredictor(_RecurrentPredictor):
-    """One-layer LSTM (hidden 100) with a linear read-out."""
-
-    def _build(self) -> nn.Module:
-        return nn.ModuleDict(
-            {
-                "cell": nn.LSTMCell(self.n_inputs, self.hidden),
-                "out": nn.Linear(self.hidden, self.n_obs_states),
-            }
-        )
-
-    def _init_state(self, batch: int):
-        z = torch.zeros(batch, self.hidden)
-        return (z, z)
-
-    def _step(self, x, state):
-        h, c = self.net["cell"](x, state)
-        return self.net["out"](h), (h, c)
 
 
 class RWKVCell(nn.Module):
@@ -540,24 +560,31 @@ class RWKVCell(nn.Module):
         return x, (xa, num, den, xf)
 
 
-class RWKVPredictor(_RecurrentPredictor):
-    """Linear embedding, one hand-written RWKV block (width 100), layer norm and read-out."""
+class RWKVCore(nn.Module):
+    """Linear embedding, one hand-written RWKV block (`RWKVCell`), layer norm and read-out."""
 
-    def _build(self) -> nn.Module:
-        d = self.hidden
-        return nn.ModuleDict(
-            {
-                "emb": nn.Linear(self.n_inputs, d, bias=False),
-                "block": RWKVCell(d),
-                "ln": nn.LayerNorm(d),
-                "out": nn.Linear(d, self.n_obs_states),
-            }
-        )
+    def __init__(self, n_inputs: int, hidden: int, n_outputs: int) -> None:
+        super().__init__()
+        self.hidden = hidden
+        self.emb = nn.Linear(n_inputs, hidden, bias=False)
+        self.block = RWKVCell(hidden)
+        self.ln = nn.LayerNorm(hidden)
+        self.out = nn.Linear(hidden, n_outputs)
 
-    def _init_state(self, batch: int):
+    def init_state(self, batch: int):
         z = torch.zeros(batch, self.hidden)
         return (z, z, z, z)
 
-    def _step(self, x, state):
-        h, state = self.net["block"](self.net["emb"](x), state)
-        return self.net["out"](self.net["ln"](h)), state
+    def step(self, x, state):
+        h, state = self.block(self.emb(x), state)
+        return self.out(self.ln(h)), state
+
+
+def LSTMPredictor(n_obs_states: int, n_actions: int = 1, **kwargs) -> RecurrentPredictor:
+    """A `RecurrentPredictor` over a one-layer LSTM (width `hidden`, paper: 100)."""
+    return RecurrentPredictor(n_obs_states, n_actions, core=LSTMCore, **kwargs)
+
+
+def RWKVPredictor(n_obs_states: int, n_actions: int = 1, **kwargs) -> RecurrentPredictor:
+    """A `RecurrentPredictor` over one hand-written RWKV-4 block (width `hidden`)."""
+    return RecurrentPredictor(n_obs_states, n_actions, core=RWKVCore, **kwargs)

@@ -23,6 +23,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from iclr25.core.checks import check_choice, check_float, check_int
+
 MOVES = np.array([(-1, 0), (0, 1), (1, 0), (0, -1)])
 LAYOUTS = ("free", "blocked")
 
@@ -45,21 +47,17 @@ class GridWorldPOMDP(gym.Env):
         goal_reward: float = 1.0,
         colour_seed: int = 0,
     ) -> None:
-        if isinstance(size, bool) or not isinstance(size, int) or size < 3:
-            raise ValueError(f"size={size!r} is not allowed: must be an int >= 3")
-        if isinstance(n_colours, bool) or not isinstance(n_colours, int) or n_colours < 1:
-            raise ValueError(f"n_colours={n_colours!r} is not allowed: must be an int >= 1")
-        if max_steps < 1:
-            raise ValueError(f"max_steps={max_steps!r} is not allowed: must be >= 1")
+        size = check_int("size", size, 3)
+        n_colours = check_int("n_colours", n_colours, 1)
         self.size = size
         self.n_colours = n_colours
-        self.max_steps = max_steps
-        self.step_reward = step_reward
-        self.collision_reward = collision_reward
-        self.goal_reward = goal_reward
+        self.max_steps = check_int("max_steps", max_steps, 1)
+        self.step_reward = check_float("step_reward", step_reward)
+        self.collision_reward = check_float("collision_reward", collision_reward)
+        self.goal_reward = check_float("goal_reward", goal_reward)
         self.start = (0, size // 2)
         self.goal = (size - 1, size // 2)
-        rng = np.random.default_rng(colour_seed)
+        rng = np.random.default_rng(check_int("colour_seed", colour_seed, 0))
         self.colours = rng.integers(n_colours, size=(size, size))
         self.colours[self.goal] = n_colours
         self.observation_space = spaces.Discrete(n_colours + 1)
@@ -70,9 +68,7 @@ class GridWorldPOMDP(gym.Env):
 
     def set_layout(self, layout: str) -> None:
         """Switch between "free" and "blocked" (takes effect from the next step)."""
-        if layout not in LAYOUTS:
-            raise ValueError(f"layout={layout!r} is not allowed: must be one of {LAYOUTS}")
-        self.layout = layout
+        self.layout = check_choice("layout", layout, LAYOUTS)
         self.walls = np.zeros((self.size, self.size), bool)
         if layout == "blocked":
             self.walls[self.size // 2, 1:] = True
@@ -104,10 +100,7 @@ class GridWorldPOMDP(gym.Env):
         return int(self.colours[self._pos]), {"position": self._pos}
 
     def step(self, action):
-        if isinstance(action, bool) or not isinstance(action, int | np.integer):
-            raise TypeError(f"action={action!r}: must be one int in [0, 4)")
-        if not 0 <= action < 4:
-            raise ValueError(f"action={action!r} is out of range: must be in [0, 4)")
+        action = check_int("action", action, 0, len(MOVES) - 1)
         self._t += 1
         q = (self._pos[0] + MOVES[action][0], self._pos[1] + MOVES[action][1])
         reward = self.step_reward

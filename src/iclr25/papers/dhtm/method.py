@@ -37,9 +37,11 @@ numpy operations over all segments, never a Python loop over segments.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from iclr25.core.checks import check_choice, check_float, check_int
 from iclr25.core.errors import UsageError
 
 _NEG_INF = -np.inf
@@ -102,6 +104,40 @@ def segment_log_likelihood(m: np.ndarray, s: np.ndarray) -> np.ndarray:
     return first + ((1.0 - s) * np.log(m)).sum(axis=-1)
 
 
+@runtime_checkable
+class SequenceModel(Protocol):
+    """What the experiments and `SFAgent` use of a model: DHTM and every baseline
+    (`MarkovCounts`, `CloneHMM`, `RecurrentPredictor`) implement it.
+
+    An episode is `reset()`, then per step `observe(o_t)` and `act(a_t)` (or
+    `partial_fit(o_t, a_t)`, both at once). Predictions are over the K observation states.
+
+    Shapes: `predict_next` (K,); `successor_features` (K,); `successor_features_actions`
+    (len(actions), K), one row per first action (default: every action).
+    """
+
+    n_obs_states: int
+    n_actions: int
+
+    def reset(self) -> Any: ...
+
+    def observe(self, observation: int) -> Any: ...
+
+    def act(self, action: int) -> Any: ...
+
+    def partial_fit(self, observation: int, action: int = 0) -> Any: ...
+
+    def predict_next(self, action: int | None = None) -> np.ndarray: ...
+
+    def successor_features(
+        self, gamma: float = 0.8, horizon: int = 50, *, action: int | None = None
+    ) -> np.ndarray: ...
+
+    def successor_features_actions(
+        self, gamma: float = 0.8, horizon: int = 50, actions=None
+    ) -> np.ndarray: ...
+
+
 class SymbolChecks:
     """Checks of one observation in [0, n_obs_states) and one action in [0, n_actions), shared
     by DHTM and the baselines (which set those two attributes)."""
@@ -110,25 +146,15 @@ class SymbolChecks:
     n_actions: int
 
     def _check_obs(self, observation) -> int:
-        if isinstance(observation, bool) or not isinstance(observation, int | np.integer):
-            raise TypeError(
-                f"observation={observation!r}: must be an int in [0, {self.n_obs_states})"
-            )
-        if not 0 <= observation < self.n_obs_states:
-            raise ValueError(
-                f"observation={observation!r} is out of the alphabet: must be in "
-                f"[0, {self.n_obs_states})"
-            )
-        return int(observation)
+        return check_int("observation", observation, 0, self.n_obs_states - 1)
 
     def _check_action(self, action) -> int:
-        if isinstance(action, bool) or not isinstance(action, int | np.integer):
-            raise TypeError(
-                f"action={action!r}: must be one int in [0, {self.n_actions}) (not an array)"
-            )
-        if not 0 <= action < self.n_actions:
-            raise ValueError(f"action={action!r} is out of range: must be in [0, {self.n_actions})")
-        return int(action)
+        return check_int("action", action, 0, self.n_actions - 1)
+
+
+def check_rollout(gamma: float, horizon: int) -> tuple[float, int]:
+    """The discount (in [0, 1]) and horizon (an int >= 1) of a successor-feature rollout."""
+    return check_float("gamma", gamma, 0, 1), check_int("horizon", horizon, 1)
 
 
 class DHTM(SymbolChecks):
@@ -190,30 +216,27 @@ class DHTM(SymbolChecks):
         burst: str = "least_used",
         random_state: int | np.random.Generator | None = None,
     ) -> None:
-        _check_int("n_obs_states", n_obs_states, 2)
-        _check_int("n_actions", n_actions, 1)
-        _check_int("cells_per_column", cells_per_column, 1)
-        _check_int("n_copies", n_copies, 1)
-        _check_int("n_vars_per_factor", n_vars_per_factor, 1)
-        _check_int("max_factors_per_var", max_factors_per_var, 1)
-        _check_int("max_segments", max_segments, 1)
-        for name, v in (("lr_f", lr_f), ("lr_s", lr_s), ("lr_a", lr_a)):
-            if not 0 < v < 1:
-                raise ValueError(f"{name}={v!r} is not allowed: must be in (0, 1)")
-        if not log_f_min < log_f_init <= 0:
-            raise ValueError(
-                f"log_f_init={log_f_init!r}, log_f_min={log_f_min!r}: need log_f_min < "
-                "log_f_init <= 0"
-            )
-        if not 0 <= init_efficiency <= 1:
-            raise ValueError(f"init_efficiency={init_efficiency!r}: must be in [0, 1]")
-        if not 0 < theta < 1:
-            raise ValueError(f"theta={theta!r} is not allowed: must be in (0, 1)")
-        if burst not in ("least_used", "uniform"):
-            raise ValueError(f"burst={burst!r} is not allowed: must be 'least_used' or 'uniform'")
-        self.burst = burst
-        if not inverse_temperature > 0:
-            raise ValueError(f"inverse_temperature={inverse_temperature!r}: must be > 0")
+        n_obs_states = check_int("n_obs_states", n_obs_states, 2)
+        n_actions = check_int("n_actions", n_actions, 1)
+        cells_per_column = check_int("cells_per_column", cells_per_column, 1)
+        n_copies = check_int("n_copies", n_copies, 1)
+        n_vars_per_factor = check_int("n_vars_per_factor", n_vars_per_factor, 1)
+        max_factors_per_var = check_int("max_factors_per_var", max_factors_per_var, 1)
+        max_segments = check_int("max_segments", max_segments, 1)
+        lr_f, lr_s, lr_a = (
+            check_float(name, v, 0, 1, low_open=True, high_open=True)
+            for name, v in (("lr_f", lr_f), ("lr_s", lr_s), ("lr_a", lr_a))
+        )
+        lr_var_score = check_float("lr_var_score", lr_var_score, 0)
+        log_f_init = check_float("log_f_init", log_f_init, None, 0)
+        log_f_min = check_float("log_f_min", log_f_min, None, log_f_init, high_open=True)
+        init_efficiency = check_float("init_efficiency", init_efficiency, 0, 1)
+        theta = check_float("theta", theta, 0, 1, low_open=True, high_open=True)
+        inverse_temperature = check_float(
+            "inverse_temperature", inverse_temperature, 0, low_open=True
+        )
+        action_boost = check_float("action_boost", action_boost)
+        self.burst = check_choice("burst", burst, ("least_used", "uniform"))
         self.n_obs_states = n_obs_states
         self.n_actions = n_actions
         self.cells_per_column = cells_per_column
@@ -395,9 +418,11 @@ class DHTM(SymbolChecks):
         None in the list means a uniform first action), shape (len(actions), K). The rollouts
         run in lockstep, each stopping on its own."""
         self._need_context("successor_features_actions()")
-        if not 0 <= gamma <= 1:
-            raise ValueError(f"gamma={gamma!r} is not allowed: must be in [0, 1]")
-        _check_int("horizon", horizon, 1)
+        gamma, horizon = check_rollout(gamma, horizon)
+        min_kl = check_float("min_kl", min_kl, 0)
+        stop_prob = check_float("stop_prob", stop_prob, 0, 1)
+        if stop_obs is not None:
+            stop_obs = self._check_obs(stop_obs)
         acts = list(range(self.n_actions)) if actions is None else list(actions)
         for a in acts:
             if a is not None:
@@ -617,10 +642,3 @@ class DHTM(SymbolChecks):
         excess = idx.size - self.max_segments
         score = np.exp(st.log_f[idx]) * st.a[idx]
         st.alive[idx[np.argsort(score, kind="stable")[:excess]]] = False
-
-
-def _check_int(name: str, value, low: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise TypeError(f"{name}={value!r}: must be an int >= {low}")
-    if value < low:
-        raise ValueError(f"{name}={value!r} is not allowed: must be >= {low}")

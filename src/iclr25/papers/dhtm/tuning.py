@@ -6,7 +6,7 @@ points, the paper's setting among them). Each point runs `dhtm.sequences` at the
 tuning seeds, which are disjoint from the seeds of the claims; its score is the excess surprise
 over the oracle summed over every episode after the first switch (`post_switch_area +
 post_switch_area_back`), averaged over the tuning seeds. The lowest score is chosen (ties: the
-earlier point). The chosen points are `TUNED` in `experiment.py`, which the quick and full
+earlier point). The chosen points are `TUNED` in `training.py`, which the quick and full
 presets use; a test checks `TUNED` against the committed grid
 (`benchmarks/results/dhtm_tuning.json`, written by `benchmarks/tune_dhtm.py`).
 """
@@ -18,20 +18,24 @@ import itertools
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 
+from iclr25.core.config import apply_overrides
 from iclr25.core.context import RunContext
-from iclr25.papers.dhtm.experiment import SequenceConfig, run_sequences
+from iclr25.papers.dhtm.training import SequenceConfig, run_sequences, with_rnn
 
 GRID: dict[str, dict[str, tuple]] = {
-    "dhtm": {"dhtm_cells_per_column": (40, 20), "dhtm_lr_f": (0.1, 0.2)},
-    "lstm": {"lstm_lr": (0.002, 0.01), "lstm_online_steps": (1, 5)},
-    "rwkv": {"rwkv_lr": (0.002, 0.01), "rwkv_online_steps": (1, 5)},
-    "cscg": {"cscg_clones": (10, 20), "cscg_refit_every": (50, 25)},
+    "dhtm": {"dhtm.cells_per_column": (40, 20), "dhtm.lr_f": (0.1, 0.2)},
+    "lstm": {"lstm.lr": (0.002, 0.01), "lstm.online_steps": (1, 5)},
+    "rwkv": {"rwkv.lr": (0.002, 0.01), "rwkv.online_steps": (1, 5)},
+    "cscg": {"cscg.clones": (10, 20), "cscg.refit_every": (50, 25)},
 }
-"""Per model: config field -> values; the first value of each field is the paper's."""
+"""Per model: config key (dotted, as on the command line) -> values; the first value of each
+key is the paper's."""
 TUNING_SEEDS = (100, 101)
 """Seeds of the tuning runs (the claims use 0-4, the tests 0-9)."""
 CLAIM_SEEDS = range(10)
-TUNING_CONFIG = SequenceConfig(phase_episodes=(200, 200, 200), sf_eval_episodes=30, rnn_batches=10)
+TUNING_CONFIG = with_rnn(
+    SequenceConfig(phase_episodes=(200, 200, 200), sf_eval_episodes=30), batches=10
+)
 """The scale of the tuning runs (paper settings; each point overrides its own fields)."""
 
 
@@ -51,7 +55,7 @@ def _score(args) -> float:
 
     torch.set_num_threads(1)
     base, method, point, seed = args
-    cfg = dataclasses.replace(base, methods=(method,), **point)
+    cfg = apply_overrides(dataclasses.replace(base, methods=(method,)), point)
     m = run_sequences(cfg, RunContext(seed=seed))
     return m[f"{method}/post_switch_area"] + m[f"{method}/post_switch_area_back"]
 

@@ -1,0 +1,1 @@
+"""The experiments of the DHTM paper, one module each (exporting `EXPERIMENT`)."""
