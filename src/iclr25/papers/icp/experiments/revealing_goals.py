@@ -71,8 +71,19 @@ CLAIMS = (
         min_effect=0.1,
         paper_value="Revealing Goals curves: ICP above VDN (no number in our notes)",
         expect={
-            "quick": ("inconclusive", "TODO"),
-            "full": ("inconclusive", "TODO"),
+            "quick": (
+                "inconclusive",
+                "after 100k environment steps per method no team has left chance (0.25) yet; "
+                "ICP-DM's explicit stage 1 needs about 500k steps in our pilots.",
+            ),
+            "full": (
+                "inconclusive",
+                "ICP-DM reaches 0.44 success against 0.25 for VDN (committed results, 3 seeds), "
+                "a mean difference above the 0.1 margin, but only one seed learned a protocol "
+                "(0.81; the other two stayed at chance): with 3 seeds and this spread the 95% t "
+                "interval of the difference is [-0.61, 0.99]. The full preset now runs 5 seeds; "
+                "to be re-checked after the rerun.",
+            ),
         },
     ),
 )
