@@ -159,7 +159,9 @@ def test_bad_shapes_and_names():
         pz.observation_space("agent_7")
     with pytest.raises(ValueError, match="unknown agent 'bob'"):
         pz.step({"bob": 0})
-    with pytest.raises(ValueError, match="num_agents must be >= 2, got 1"):
+    with pytest.raises(ValueError, match="num_agents=1 is not allowed: must be an int >= 2"):
         GuessingNumbersSpec(num_agents=1)
-    with pytest.raises(TypeError, match=r"num_envs must be an int, got 2\.5"):
+    with pytest.raises(TypeError, match=r"num_envs=2\.5 is not allowed: must be an int"):
         GuessingNumbersBatch(2.5)
+    with pytest.raises(TypeError, match="signal_turns=True is not allowed: must be an int"):
+        GuessingNumbersSpec(signal_turns=True)

@@ -77,5 +77,5 @@ def test_bad_input():
         pz.step({"agent_5": 0})
     with pytest.raises(ValueError, match="illegal action -1 for agent agent_0"):
         pz.step({"agent_0": -1, "agent_1": 0})
-    with pytest.raises(ValueError, match="grid must be >= 2, got 1"):
+    with pytest.raises(ValueError, match="grid=1 is not allowed: must be an int >= 2"):
         RevealingGoalsSpec(grid=1)

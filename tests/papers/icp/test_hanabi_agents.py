@@ -128,6 +128,12 @@ def test_bad_input():
     rng, gen = np.random.default_rng(0), torch.Generator()
     with pytest.raises(ValueError, match="method must be 'vdn', 'icp_rm' or 'icp_dm', got 'qmix'"):
         train_hanabi("qmix", SPEC, TrainSettings(), rng, gen, steps=10)
+    with pytest.raises(ValueError, match="stage1_frac=inf is not allowed"):
+        train_hanabi("icp_dm", SPEC, TrainSettings(), rng, gen, steps=10, stage1_frac=float("inf"))
+    with pytest.raises(ValueError, match="steps=0 is not allowed: must be an int >= 1"):
+        train_hanabi("vdn", SPEC, TrainSettings(), rng, gen, steps=0)
+    with pytest.raises(TypeError, match=r"steps=10\.0 is not allowed: must be an int"):
+        train_hanabi("vdn", SPEC, TrainSettings(), rng, gen, steps=10.0)
     with pytest.raises(ValueError, match=r"num_messages must lie in 2\.\.14 .*got 15"):
         HanabiTeam.network(SPEC, "icp_rm", num_messages=15)
     with pytest.raises(ValueError, match="needs an info_map"):

@@ -156,7 +156,7 @@ def test_illegal_actions_names_and_shapes():
         pz.observation_space("player_7")
     with pytest.raises(ValueError, match="unknown agent 'bob'"):
         pz.step({"bob": 0})
-    with pytest.raises(ValueError, match="num_players must be >= 2, got 1"):
+    with pytest.raises(ValueError, match="num_players=1 is not allowed: must be an int >= 2"):
         HanabiSpec(num_players=1)
     with pytest.raises(ValueError, match="hand_size = 40 must be below the deck size 20"):
         HanabiSpec(hand_size=20, num_players=2)

@@ -1,6 +1,8 @@
 """ICP: the information map, hat coding, straight-through Gumbel-Softmax, the TD loss and the
 DIAL rollout, against slow references and invariants."""
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -19,6 +21,7 @@ from iclr25.papers.icp import (
     rollout,
     st_gumbel_softmax,
     td_loss,
+    train_icp_dm,
     train_icp_rm,
 )
 from iclr25.papers.icp.reference import hat_decode_bruteforce, td_loss_loops
@@ -99,8 +102,10 @@ def test_st_gumbel_forward_is_hard_gradient_is_soft(seed):
     torch.testing.assert_close(g_st, g_soft)
     greedy = st_gumbel_softmax(logits, 0.7, None)
     assert torch.equal(greedy.detach().argmax(-1), logits.detach().argmax(-1))
-    with pytest.raises(ValueError, match="tau must be > 0, got 0"):
+    with pytest.raises(ValueError, match=r"tau=0\.0 is not allowed: must be > 0"):
         st_gumbel_softmax(logits, 0.0, None)
+    with pytest.raises(ValueError, match="tau=nan is not allowed: must be a finite number"):
+        st_gumbel_softmax(logits, float("nan"), None)
 
 
 def _agent(mode, seed, table=None):
@@ -220,3 +225,40 @@ def test_bad_input_names_the_value():
         )
     with pytest.raises(ValueError, match=r"episodes \(8\) must be >= batch \(16\)"):
         TrainSettings(episodes=8, batch=16)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "needle"),
+    [
+        ("lr", float("nan"), "lr=nan is not allowed: must be a finite number"),
+        ("lr", 0.0, "lr=0.0 is not allowed: must be > 0"),
+        ("gamma", float("inf"), "gamma=inf is not allowed: must be a finite number"),
+        ("gamma", 1.5, "gamma=1.5 is not allowed: must be >= 0 and <= 1"),
+        ("eps_frac", 0.0, "eps_frac=0.0 is not allowed: must be > 0 and <= 1"),
+        ("tau_end", float("-inf"), "tau_end=-inf is not allowed: must be a finite number"),
+        ("gumbel_scale", -1.0, "gumbel_scale=-1.0 is not allowed: must be >= 0"),
+        ("grad_clip", float("nan"), "grad_clip=nan is not allowed"),
+        ("eval_every", -1, "eval_every=-1 is not allowed: must be an int >= 0"),
+        ("eval_games", 0, "eval_games=0 is not allowed: must be an int >= 1"),
+    ],
+)
+def test_train_settings_reject_bad_and_non_finite_values(field, value, needle):
+    with pytest.raises(ValueError, match=re.escape(needle)):
+        TrainSettings(**{field: value})
+
+
+def test_train_settings_reject_non_ints():
+    with pytest.raises(TypeError, match=r"batch=2\.5 is not allowed: must be an int"):
+        TrainSettings(batch=2.5)
+    with pytest.raises(TypeError, match="episodes=True is not allowed: must be an int"):
+        TrainSettings(episodes=True)
+
+
+def test_stage1_frac_and_hidden_are_checked():
+    spec, rng, gen = GuessingNumbersSpec(), np.random.default_rng(0), torch.Generator()
+    with pytest.raises(ValueError, match="stage1_frac=nan is not allowed"):
+        train_icp_dm(spec, TrainSettings(episodes=64), rng, gen, stage1_frac=float("nan"))
+    with pytest.raises(ValueError, match=r"stage1_frac=1\.0 is not allowed: must be > 0 and < 1"):
+        train_icp_dm(spec, TrainSettings(episodes=64), rng, gen, stage1_frac=1.0)
+    with pytest.raises(ValueError, match="hidden=0 is not allowed: must be an int >= 1"):
+        ICPAgent.network(spec, "vdn", 0)

@@ -41,19 +41,13 @@ from typing import ClassVar
 
 import numpy as np
 
+from iclr25.core.checks import check_int
+
 NAME = "guessing_numbers_v0"
 
 # DEVIATION: the authors' Guessing Numbers spec is in their unavailable supplement; this is our
 # re-design after the paper's description and the research notes (N=3, K=4, S=4, 2 signalling
 # turns, -1 for a wrong early guess), turn-based with simultaneous final guesses.
-
-
-def _check_int(name: str, value: object, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise TypeError(f"{name} must be an int, got {value!r}")
-    if value < low:
-        raise ValueError(f"{name} must be >= {low}, got {value!r}")
-    return int(value)
 
 
 @dataclass(frozen=True)
@@ -73,10 +67,10 @@ class GuessingNumbersSpec:
     signal_turns: int = 2
 
     def __post_init__(self) -> None:
-        _check_int("num_agents", self.num_agents, 2)
-        _check_int("num_values", self.num_values, 2)
-        _check_int("num_signals", self.num_signals, 1)
-        _check_int("signal_turns", self.signal_turns, 1)
+        check_int("num_agents", self.num_agents, 2)
+        check_int("num_values", self.num_values, 2)
+        check_int("num_signals", self.num_signals, 1)
+        check_int("signal_turns", self.signal_turns, 1)
 
     @property
     def num_actions(self) -> int:
@@ -132,7 +126,7 @@ class GuessingNumbersBatch:
     """
 
     def __init__(self, num_envs: int, spec: GuessingNumbersSpec | None = None) -> None:
-        self.num_envs = _check_int("num_envs", num_envs, 1)
+        self.num_envs = check_int("num_envs", num_envs, 1)
         self.spec = spec or GuessingNumbersSpec()
         self.t = -1
 
@@ -464,10 +458,10 @@ class RevealingGoalsSpec:
     num_signals: int = 4
 
     def __post_init__(self) -> None:
-        _check_int("num_agents", self.num_agents, 2)
-        _check_int("grid", self.grid, 2)
-        _check_int("horizon", self.horizon, 1)
-        _check_int("num_signals", self.num_signals, 1)
+        check_int("num_agents", self.num_agents, 2)
+        check_int("grid", self.grid, 2)
+        check_int("horizon", self.horizon, 1)
+        check_int("num_signals", self.num_signals, 1)
 
     @property
     def num_actions(self) -> int:
@@ -494,7 +488,7 @@ class RevealingGoalsBatch:
     """
 
     def __init__(self, num_envs: int, spec: RevealingGoalsSpec | None = None) -> None:
-        self.num_envs = _check_int("num_envs", num_envs, 1)
+        self.num_envs = check_int("num_envs", num_envs, 1)
         self.spec = spec or RevealingGoalsSpec()
         self.t = -1
 

@@ -41,7 +41,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from iclr25.papers.icp.env import _check_int, _ParallelEnv
+from iclr25.core.checks import check_int
+from iclr25.papers.icp.env import _ParallelEnv
 
 HANABI_NAME = "hanabi_small_v0"
 
@@ -73,12 +74,12 @@ class HanabiSpec:
     lives: int = 1
 
     def __post_init__(self) -> None:
-        _check_int("num_players", self.num_players, 2)
-        _check_int("colours", self.colours, 1)
-        _check_int("ranks", self.ranks, 2)
-        _check_int("hand_size", self.hand_size, 1)
-        _check_int("hint_tokens", self.hint_tokens, 1)
-        _check_int("lives", self.lives, 1)
+        check_int("num_players", self.num_players, 2)
+        check_int("colours", self.colours, 1)
+        check_int("ranks", self.ranks, 2)
+        check_int("hand_size", self.hand_size, 1)
+        check_int("hint_tokens", self.hint_tokens, 1)
+        check_int("lives", self.lives, 1)
         if self.num_players * self.hand_size >= self.deck_size:
             raise ValueError(
                 f"num_players * hand_size = {self.num_players * self.hand_size} must be below "
@@ -176,7 +177,7 @@ class HanabiBatch:
     """
 
     def __init__(self, num_envs: int, spec: HanabiSpec | None = None) -> None:
-        self.num_envs = _check_int("num_envs", num_envs, 1)
+        self.num_envs = check_int("num_envs", num_envs, 1)
         self.spec = spec or HanabiSpec()
         self.t = -1
 

@@ -30,6 +30,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from iclr25.core.checks import check_float, check_int
 from iclr25.papers.icp.hanabi import HanabiBatch, HanabiSpec
 from iclr25.papers.icp.method import (
     AgentNet,
@@ -315,10 +316,9 @@ def train_hanabi(
     game = game or HANABI
     if method not in ("vdn", "icp_rm", "icp_dm"):
         raise ValueError(f"method must be 'vdn', 'icp_rm' or 'icp_dm', got {method!r}")
-    if not 0.0 < stage1_frac < 1.0:
-        raise ValueError(f"stage1_frac must lie in (0, 1), got {stage1_frac}")
-    if steps < 1:
-        raise ValueError(f"steps must be >= 1, got {steps}")
+    check_float("stage1_frac", stage1_frac, 0, 1, low_open=True, high_open=True)
+    check_int("steps", steps, 1)
+    check_int("eval_points", eval_points, 0)
     net = game.network(spec, method, hidden, num_messages)
     kw = {"total_steps": steps, "eval_points": eval_points, "log": log, "game": game}
     if method == "vdn":

@@ -34,6 +34,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from iclr25.core.checks import check_float, check_int
 from iclr25.papers.icp.env import GuessingNumbersSpec
 
 MODES = ("vdn", "explicit", "icp_rm", "icp_dm")
@@ -144,8 +145,7 @@ def st_gumbel_softmax(
 
     Shapes: logits (..., M) -> (..., M).
     """
-    if tau <= 0:
-        raise ValueError(f"tau must be > 0, got {tau}")
+    check_float("tau", tau, 0, None, low_open=True)
     if generator is not None:
         u = torch.rand(logits.shape, generator=generator, dtype=logits.dtype)
         logits = logits - scale * torch.log(-torch.log(u.clamp(1e-10, 1.0 - 1e-7)))
@@ -188,7 +188,7 @@ class AgentNet(nn.Module):
         num_values: int = 0,
     ) -> None:
         super().__init__()
-        self.hidden = hidden
+        self.hidden = check_int("hidden", hidden, 1)
         self.encoder = nn.Sequential(nn.Linear(in_dim, hidden), nn.ReLU())
         self.gru = nn.GRUCell(hidden, hidden)
         self.q_head = nn.Sequential(
@@ -574,8 +574,21 @@ class TrainSettings:
     eval_games: int = 1000
 
     def __post_init__(self) -> None:
-        if self.episodes < self.batch or self.batch < 1:
+        check_int("batch", self.batch, 1)
+        check_int("episodes", self.episodes, 1)
+        if self.episodes < self.batch:
             raise ValueError(f"episodes ({self.episodes}) must be >= batch ({self.batch}) >= 1")
+        check_float("lr", self.lr, 0, None, low_open=True)
+        check_float("gamma", self.gamma, 0, 1)
+        check_float("eps_start", self.eps_start, 0, 1)
+        check_float("eps_end", self.eps_end, 0, 1)
+        check_float("eps_frac", self.eps_frac, 0, 1, low_open=True)
+        check_float("tau_start", self.tau_start, 0, None, low_open=True)
+        check_float("tau_end", self.tau_end, 0, None, low_open=True)
+        check_float("gumbel_scale", self.gumbel_scale, 0, None)
+        check_float("grad_clip", self.grad_clip, 0, None, low_open=True)
+        check_int("eval_every", self.eval_every, 0)
+        check_int("eval_games", self.eval_games, 1)
 
 
 def fit(
@@ -717,8 +730,7 @@ def train_icp_dm(
 
     The two stages together use `settings.episodes` (equal steps with the other methods).
     """
-    if not 0.0 < stage1_frac < 1.0:
-        raise ValueError(f"stage1_frac must lie in (0, 1), got {stage1_frac}")
+    check_float("stage1_frac", stage1_frac, 0, 1, low_open=True, high_open=True)
     net = ICPAgent.network(spec, "icp_dm", hidden)
     stage1 = ICPAgent(spec, "explicit", net)
     n1 = int(settings.episodes * stage1_frac) // settings.batch * settings.batch

@@ -1,0 +1,1 @@
+"""The ICP experiments, one module each (`EXPERIMENT`)."""

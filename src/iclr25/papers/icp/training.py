@@ -1,0 +1,105 @@
+"""What the Small Hanabi and Revealing Goals experiments share: the team-training config group
+(`train.steps=...` on the command line) and the equal-steps comparison of VDN, ICP-RM and ICP-DM.
+
+Both experiments train every method for the same number of environment steps with the Hanabi
+trainer (`hanabi_agents.train_hanabi`; Revealing Goals swaps in its own game) and evaluate them
+greedily on the same games.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import numpy as np
+
+from iclr25.core.checks import Range
+from iclr25.core.config import check, configclass
+from iclr25.core.context import RunContext
+from iclr25.core.seeding import torch_seed
+from iclr25.papers.icp.method import TrainSettings
+
+TEAM_METHODS = ("vdn", "icp_rm", "icp_dm")
+"""Method keys of the Hanabi and Revealing Goals comparisons: VDN (on-policy), ICP-RM, ICP-DM."""
+
+
+@configclass
+class TeamTraining:
+    """Training of every method at equal environment steps (the same for every method)."""
+
+    methods: tuple[str, ...] = TEAM_METHODS
+    """Methods to train (subset of vdn, icp_rm, icp_dm)."""
+    steps: Annotated[int, Range(1, None)] = 300000
+    """Environment steps per method (ICP-DM's two stages share them)."""
+    batch: Annotated[int, Range(1, None)] = 64
+    """Games per update."""
+    lr: Annotated[float, Range(0, None, low_open=True)] = 1e-3
+    """Adam step size."""
+    gamma: Annotated[float, Range(0, 1)] = 0.9
+    """Discount."""
+    hidden: Annotated[int, Range(1, None)] = 64
+    """GRU width."""
+    stage1_frac: Annotated[float, Range(0, 1, low_open=True, high_open=True)] = 0.5
+    """ICP-DM: fraction of the steps spent in stage 1 (explicit channel)."""
+    eval_points: Annotated[int, Range(1, None)] = 6
+    """Greedy evaluations along training (the learning curve)."""
+    eval_games: Annotated[int, Range(1, None)] = 1000
+    """Games per greedy evaluation."""
+
+    def __post_init__(self) -> None:
+        check(
+            len(self.methods) >= 1 and set(self.methods) <= set(TEAM_METHODS),
+            "methods",
+            self.methods,
+            f"a non-empty subset of {TEAM_METHODS}",
+        )
+
+    def settings(self, **extra: Any) -> TrainSettings:
+        """The trainer's settings from this group (`extra`: further TrainSettings fields)."""
+        return TrainSettings(
+            batch=self.batch, lr=self.lr, gamma=self.gamma, eval_games=self.eval_games, **extra
+        )
+
+
+def compare(
+    train: TeamTraining,
+    num_messages: int,
+    ctx: RunContext,
+    spec: Any,
+    settings: TrainSettings,
+    trainer: Callable,
+    evaluate: Callable,
+    key: str,
+) -> dict[str, float]:
+    """Train every method of `train` for train.steps environment steps with `trainer`; greedy
+    `key` (score or success) along the way and at the end, on the same evaluation games for
+    every method."""
+    metrics: dict[str, float] = {}
+    eval_seed = ctx.rngs.child("eval").int_seed()
+    for method in ctx.progress(train.methods, desc="methods"):
+        rngs = ctx.rngs.child(method)
+        curve: list[float] = []
+
+        def log(step: int, m: dict[str, float], method=method, curve=curve) -> None:
+            curve.append(m[key])
+            ctx.log(step, **{f"{method}/{key}": m[key]})
+
+        with torch_seed(rngs.child("init").int_seed()):
+            team = trainer(
+                method,
+                spec,
+                settings,
+                rngs.child("train").np,
+                rngs.child("gumbel").torch(),
+                steps=train.steps,
+                hidden=train.hidden,
+                num_messages=num_messages,
+                stage1_frac=train.stage1_frac,
+                eval_points=train.eval_points,
+                log=log,
+            )
+        final = evaluate(team, train.eval_games, np.random.default_rng(eval_seed))
+        for k, v in final.items():
+            metrics[f"{method}/{k}"] = v
+        metrics[f"{method}/{key}_auc"] = float(np.mean(curve)) if curve else final[key]
+    return metrics
