@@ -149,7 +149,14 @@ CLAIMS = (
         margin=0.25,
         paper_value="Lemma: α ≲ 1/ℓ(2G0) keeps gradients bounded (no number reported)",
         expect={
-            "quick": "reproduced",
+            "quick": (
+                "inconclusive",
+                "the stability sweep is the same at quick as at full (only the constant-step runs "
+                "and the noise study are shorter), so the quick seeds give the slopes of full "
+                "seeds 0-2, -2.13, -2.16, -2.05; with 3 seeds the 95% t interval of the "
+                "difference, [-0.257, 0.031], crosses the -0.25 edge of the margin (the "
+                "percentile bootstrap used before called it reproduced)",
+            ),
             "full": (
                 "inconclusive",
                 "the mean slope is -2.06 against -2, but the slopes of the seeds range from "
@@ -169,7 +176,16 @@ CLAIMS = (
         control="single",
         direction="lower",
         paper_value="E[G(ξ)^T G(ξ')] = G^T G makes the weight step unbiased (analysis)",
-        expect={"quick": "reproduced", "full": "reproduced"},
+        expect={
+            "quick": (
+                "inconclusive",
+                "double sampling is closer to w*_ρ at every seed measured, but single "
+                "sampling's bias varies with each seed's problem (differences -0.13 and -0.08 at "
+                "seeds 0 and 1, -0.35 at seed 2 of the full preset), and with 3 seeds the 95% t "
+                "interval (t = 4.30) includes 0; the 5 seeds of the full preset reproduce it",
+            ),
+            "full": "reproduced",
+        },
     ),
     Claim(
         id="warm_start_tracks",
@@ -179,7 +195,17 @@ CLAIMS = (
         control="mgda_nowarm",
         direction="lower",
         paper_value="warm start gives w_0 ≈ w*_ρ(x_0) (analysis; 40 steps in the experiments)",
-        expect={"quick": "reproduced", "full": "reproduced"},
+        expect={
+            "quick": (
+                "inconclusive",
+                "the warm start lowers the early CA distance at every seed measured "
+                "(differences -0.072 and -0.030 at seeds 0 and 1), by an amount that varies with "
+                "the seed's problem; "
+                "with 3 seeds the 95% t interval (t = 4.30) includes 0; the 5 seeds of the full "
+                "preset reproduce it",
+            ),
+            "full": "reproduced",
+        },
     ),
 )
 
