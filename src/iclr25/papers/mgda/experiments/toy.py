@@ -179,10 +179,10 @@ CLAIMS = (
         expect={
             "quick": (
                 "inconclusive",
-                "double sampling is closer to w*_ρ at every seed measured, but single "
-                "sampling's bias varies with each seed's problem (differences -0.13 and -0.08 at "
-                "seeds 0 and 1, -0.35 at seed 2 of the full preset), and with 3 seeds the 95% t "
-                "interval (t = 4.30) includes 0; the 5 seeds of the full preset reproduce it",
+                "double sampling is closer to w*_ρ at every seed, but single sampling's bias "
+                "varies with each seed's problem (differences -0.13, -0.08, -0.34), and with 3 "
+                "seeds the 95% t interval (t = 4.30), [-0.53, 0.16], includes 0; the 5 seeds of "
+                "the full preset reproduce it",
             ),
             "full": "reproduced",
         },
@@ -198,11 +198,10 @@ CLAIMS = (
         expect={
             "quick": (
                 "inconclusive",
-                "the warm start lowers the early CA distance at every seed measured "
-                "(differences -0.072 and -0.030 at seeds 0 and 1), by an amount that varies with "
-                "the seed's problem; "
-                "with 3 seeds the 95% t interval (t = 4.30) includes 0; the 5 seeds of the full "
-                "preset reproduce it",
+                "the warm start lowers the early CA distance at every seed (differences -0.072, "
+                "-0.030, -0.129), by an amount that varies with the seed's problem; with 3 seeds "
+                "the 95% t interval (t = 4.30), [-0.20, 0.05], includes 0; the 5 seeds of the "
+                "full preset reproduce it",
             ),
             "full": "reproduced",
         },
