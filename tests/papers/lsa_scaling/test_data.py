@@ -46,7 +46,9 @@ def test_tasks_follow_the_weights(seed):
         (lambda: zipf_weights(0, 1.0), "num_tasks=0 .*task set is empty"),
         (lambda: MSFR(0, 1.0), "num_tasks=0"),
         (lambda: MSFR(3, 0.0), "alpha=0.0"),
-        (lambda: MSFR(3, 1.0, context=0), "context=0 .*psi >= 1"),
+        (lambda: MSFR(3, 1.0, context=0), "context=0 .*>= 1"),
+        (lambda: MSFR(3, float("inf")), "alpha=inf .*finite"),
+        (lambda: MSFR(3, 1.0).sample(-1, np.random.default_rng(0)), "n=-1"),
         (lambda: MSFR(3, 1.0, block_size=0), "block_size=0"),
         (
             lambda: MSFR(3, 1.0).sample(2, np.random.default_rng(0), tasks=np.array([0, 3])),

@@ -141,6 +141,15 @@ def test_switch_times_are_the_logistic_half_times():
         (lambda: riccati_gain(1.0, 0.5, 2, 16, -0.1, 0.1), "v0 \\* q0"),
         (lambda: TaskTrajectory.solve(2, 16, 1.0, 1.0), "v0 \\* q0=1.0"),
         (lambda: solve_flow(FlowProblem(np.ones(2), 2, 16.0), 0.1, 0.1, [2.0, 1.0]), "times="),
+        (lambda: solve_flow(FlowProblem(np.ones(2), 2, 16.0), 0.1, 0.1, [1.0, np.inf]), "times="),
+        (
+            lambda: solve_flow(FlowProblem(np.ones(2), 2, 16.0), 0.1, 0.1, [1.0], rtol=np.nan),
+            "rtol=nan",
+        ),
+        (lambda: riccati_gain(1.0, 0.5, 2, 16, np.inf, 0.1), "v0 has 1 non-finite"),
+        (lambda: TaskTrajectory.solve(2, 16, np.nan, 0.1), "v0=nan"),
+        (lambda: switch_times(np.ones(2), 2, 16.0, np.nan), "g0=nan"),
+        (lambda: switch_times(np.ones(2), 2, 16.0, 0.0), "g0=0.0"),
     ],
 )
 def test_bad_input_raises_one_clear_error(call, needle):

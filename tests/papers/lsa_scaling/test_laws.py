@@ -37,6 +37,10 @@ def test_predicted_exponents():
         predicted_exponents(0)
     with pytest.raises(ValueError, match="context_decay=-1"):
         predicted_exponents(1.0, -1)
+    with pytest.raises(ValueError, match="context_decay=inf"):
+        predicted_exponents(1.0, float("inf"))
+    with pytest.raises(ValueError, match="alpha=nan"):
+        predicted_exponents(float("nan"))
 
 
 def test_fit_recovers_a_power_law_and_its_ci_covers(seed):

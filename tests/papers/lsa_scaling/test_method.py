@@ -191,6 +191,8 @@ def test_sampled_gradients_are_unbiased(seed):
             r"Z.shape=\(2, 3, 5\)",
         ),
         (lambda: LinearSelfAttention(0), "dim=0"),
+        (lambda: BlockWeights.isotropic(3, 2, value=float("nan")), "value=nan"),
+        (lambda: BlockWeights.isotropic(3, 2, kq=float("inf")), "kq=inf"),
     ],
 )
 def test_bad_input_raises_one_clear_error(call, needle):

@@ -51,6 +51,8 @@ def test_sgd_learns_the_plateau_and_is_seeded(seed):
     ("call", "needle"),
     [
         (lambda: SGDSettings(lr=0), "lr=0"),
+        (lambda: SGDSettings(lr=float("inf")), "lr=inf .*finite"),
+        (lambda: SGDSettings(time=float("nan")), "time=nan"),
         (lambda: SGDSettings(min_per_task=0), "min_per_task=0"),
         (lambda: SGDSettings(gradients="adam"), "gradients='adam'"),
         (

@@ -206,3 +206,74 @@ def test_metrics_are_zero_exactly_where_they_should_be():
 def test_bad_input_raises_one_clear_error(call, needle):
     with pytest.raises((ValueError, RuntimeError), match=needle.replace("(", r"\(")):
         call()
+
+
+NAN, INF = float("nan"), float("inf")
+W3 = torch.full((3,), 1 / 3, dtype=torch.float64)
+G3 = torch.eye(3, dtype=torch.float64)
+
+
+def _with(t: torch.Tensor, index, value: float) -> torch.Tensor:
+    t = t.clone()
+    t[index] = value
+    return t
+
+
+@pytest.mark.parametrize("bad", [NAN, INF, -INF])
+@pytest.mark.parametrize(
+    ("call", "needle"),
+    [
+        (lambda bad: weight_step(W3, _with(G3, (0, 1), bad), 0.5, 0.0), "gram has 1 non-finite"),
+        (lambda bad: weight_step(_with(W3, 2, bad), G3, 0.5, 0.0), "w has 1 non-finite"),
+        (lambda bad: weight_step(W3, G3, bad, 0.0), "beta="),
+        (lambda bad: weight_step(W3, G3, 0.5, bad), "rho="),
+        (lambda bad: weight_step(W3, G3, torch.tensor(bad), 0.0), "beta"),
+        (lambda bad: project_simplex(_with(W3, 0, bad)), "v has 1 non-finite"),
+        (lambda bad: stack_grads(_with(G3, (1, 1), bad)), "grads has 1 non-finite"),
+        (lambda bad: stack_grads([[_with(G3[k], 0, bad)] for k in range(3)]), "grads has 3"),
+        (
+            lambda bad: mgda(3).update(_with(G3, (2, 0), bad), mgda(3).init([torch.zeros(3)])),
+            "grads has 1 non-finite",
+        ),
+        (
+            lambda bad: mgda(3).warm_start(
+                mgda(3).init([torch.zeros(3)]), G3, grads_prime=_with(G3, (0, 0), bad)
+            ),
+            "grads has 1 non-finite",
+        ),
+        (
+            lambda bad: mgda_fa(3, lr=0.1).update(
+                [_with(G3[0], 1, bad)], mgda_fa(3, lr=0.1).init([torch.zeros(3)]), losses=W3
+            ),
+            r"grads\[0\] has 1 non-finite",
+        ),
+        (
+            lambda bad: mgda_fa(3, lr=0.1).update(
+                [G3[0]], mgda_fa(3, lr=0.1).init([torch.zeros(3)]), losses=_with(W3, 1, bad)
+            ),
+            "losses has 1 non-finite",
+        ),
+        (
+            lambda bad: mgda_fa(3, lr=0.1).reweight(
+                mgda_fa(3, lr=0.1).update(
+                    [G3[0]], mgda_fa(3, lr=0.1).init([torch.zeros(3)]), losses=W3
+                )[1],
+                _with(W3, 0, bad),
+            ),
+            "losses_after has 1 non-finite",
+        ),
+        (lambda bad: mgda(3, beta=bad), "beta="),
+        (lambda bad: mgda(3, rho=bad), "rho="),
+        (lambda bad: mgda_fa(3, lr=bad), "lr="),
+    ],
+)
+def test_non_finite_inputs_raise_instead_of_giving_nan_weights(call, needle, bad):
+    with pytest.raises(ValueError, match=needle):
+        call(bad)
+
+
+def test_weight_step_rejects_a_gradient_that_overflows_in_the_gram_matrix():
+    g = torch.tensor([[1e200, 0.0], [0.0, 1.0]], dtype=torch.float64)  # finite, G G^T is not
+    tx = mgda(2)
+    with pytest.raises(ValueError, match="gram has 1 non-finite"):
+        tx.update(g, tx.init([torch.zeros(2, dtype=torch.float64)]))

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from iclr25.core.checks import check_float, check_int
+
 # DEVIATION: the MSFR generator is reconstructed from the abstract and the reproducibility
 # digest (tasks with power-law frequencies, each a sparse block of features, in-context data
 # with a per-sequence task vector); block size, Gaussian features and the Zipf exponent α+1 are
@@ -28,16 +30,7 @@ def _check(ok: bool, name: str, value: object, allowed: str) -> None:
 
 def check_alpha(alpha: float) -> float:
     """Validate the Zipf exponent α (> 0, finite) and return it as a float."""
-    _check(
-        isinstance(alpha, int | float | np.floating)
-        and not isinstance(alpha, bool)
-        and np.isfinite(alpha)
-        and alpha > 0,
-        "alpha",
-        alpha,
-        "a finite number > 0",
-    )
-    return float(alpha)
+    return check_float("alpha", alpha, 0, low_open=True)
 
 
 def check_context(context: float | np.ndarray) -> np.ndarray:
@@ -54,14 +47,9 @@ def check_context(context: float | np.ndarray) -> np.ndarray:
 
 def check_tasks(num_tasks: int) -> int:
     """Validate the number of tasks S (an int >= 1: the task set may not be empty)."""
-    _check(
-        isinstance(num_tasks, int | np.integer) and not isinstance(num_tasks, bool),
-        "num_tasks",
-        num_tasks,
-        "an int >= 1",
-    )
+    num_tasks = check_int("num_tasks", num_tasks)
     _check(num_tasks >= 1, "num_tasks", num_tasks, "an int >= 1 (the task set is empty)")
-    return int(num_tasks)
+    return num_tasks
 
 
 def zipf_weights(num_tasks: int, alpha: float) -> np.ndarray:
@@ -137,20 +125,8 @@ class MSFR:
     def __post_init__(self) -> None:
         check_tasks(self.num_tasks)
         check_alpha(self.alpha)
-        _check(
-            isinstance(self.block_size, int | np.integer) and self.block_size >= 1,
-            "block_size",
-            self.block_size,
-            "an int >= 1",
-        )
-        _check(
-            isinstance(self.context, int | np.integer)
-            and not isinstance(self.context, bool)
-            and self.context >= 1,
-            "context",
-            self.context,
-            "an int psi >= 1 (the number of context pairs)",
-        )
+        check_int("block_size", self.block_size, 1)
+        check_int("context", self.context, 1)  # ψ, the number of context pairs
 
     @property
     def weights(self) -> np.ndarray:
@@ -169,7 +145,7 @@ class MSFR:
 
         Shapes: tasks (n,) -> MSFRBatch with xi (n, ψ, k), w (n, k), xq (n, k).
         """
-        _check(isinstance(n, int | np.integer) and n >= 0, "n", n, "an int >= 0")
+        check_int("n", n, 0)
         if tasks is None:
             tasks = rng.choice(self.num_tasks, size=n, p=self.weights)
         tasks = np.asarray(tasks)

@@ -25,6 +25,7 @@ import numpy as np
 from scipy import sparse
 from scipy.integrate import solve_ivp
 
+from iclr25.core.checks import check_finite, check_float, check_int
 from iclr25.papers.lsa_scaling.data import check_context
 from iclr25.papers.lsa_scaling.method import Heads, _check, _check_heads, plateau_gain
 
@@ -70,7 +71,7 @@ class FlowProblem:
             self.context,
             f"a number or an array of shape {w.shape}",
         )
-        _check(self.block_size >= 1, "block_size", self.block_size, "an int >= 1")
+        check_int("block_size", self.block_size, 1)
         _check_heads(self.heads)
         _check(
             self.blocks is None or 0 <= self.blocks <= w.size,
@@ -214,11 +215,17 @@ def solve_flow(
     """
     times = np.asarray(times, dtype=float)
     _check(
-        times.ndim == 1 and times.size >= 1 and times[0] >= 0 and np.all(np.diff(times) > 0),
+        times.ndim == 1
+        and times.size >= 1
+        and bool(np.all(np.isfinite(times)))
+        and times[0] >= 0
+        and np.all(np.diff(times) > 0),
         "times",
         times,
-        "an increasing 1-D array of times >= 0",
+        "an increasing 1-D array of finite times >= 0",
     )
+    check_float("rtol", rtol, 0, low_open=True)
+    check_float("atol", atol, 0, low_open=True)
     y0 = _init_vector(problem, v0, q0)
     sol = solve_ivp(
         lambda t, y: problem.rhs(y),
@@ -259,7 +266,8 @@ def riccati_gain(
     psi = check_context(context)
     lam = 1.0 if normalize else psi
     c = 1 + (k + 1) / psi
-    v0, q0 = np.asarray(v0, dtype=float), np.asarray(q0, dtype=float)
+    v0 = check_finite("v0", np.asarray(v0, dtype=float))
+    q0 = check_finite("q0", np.asarray(q0, dtype=float))
     g0 = lam * v0 * q0
     _check(bool(np.all(g0 > 0)), "v0 * q0", g0, "> 0 (the closed form needs a positive gain)")
     gstar = 1 / c
@@ -305,6 +313,7 @@ class TaskTrajectory:
         atol: float = 1e-16,
     ) -> TaskTrajectory:
         """Integrate one task's (v, q) system with unit weight until g* - g < 1e-12 g*."""
+        v0, q0 = check_float("v0", v0), check_float("q0", q0)
         _check(v0 * q0 > 0, "v0 * q0", v0 * q0, "> 0 (a positive initial gain)")
         prob = FlowProblem(np.ones(1), block_size, float(context))
         gstar = 1 / float(prob.c[0])
@@ -341,5 +350,24 @@ def switch_times(weights: np.ndarray, block_size: int, context: float, g0: float
 
     Shapes: weights (S,) -> (S,).
     """
+    g0 = check_float("g0", g0, 0, low_open=True)
     gstar = plateau_gain(block_size, context)
     return np.log(gstar / g0) / (4 * np.sqrt(block_size) * np.asarray(weights, dtype=float))
+
+
+# ----------------------------------------------------------------------------- initial gains
+
+
+def balanced_init(gain: float | np.ndarray, block_size: int) -> tuple[np.ndarray, np.ndarray]:
+    """(v0, q0) with v0 q0 = gain and v0² = k q0² (value and key-query norms equal)."""
+    q0 = np.sqrt(np.asarray(gain, dtype=float) / np.sqrt(block_size))
+    return np.sqrt(block_size) * q0, q0
+
+
+def unbalanced_init(gain: np.ndarray, block_size: int, ratio: float):
+    """(v0, q0) with v0 q0 = gain and v0² - k q0² = ratio · 2√k gain."""
+    g = np.asarray(gain, dtype=float)
+    delta = ratio * 2 * np.sqrt(block_size) * g
+    v2 = (delta + np.sqrt(delta**2 + 4 * block_size * g**2)) / 2
+    v0 = np.sqrt(v2)
+    return v0, g / v0

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from iclr25.core.checks import check_float, check_int
 from iclr25.papers.lsa_scaling.data import check_alpha
 from iclr25.papers.lsa_scaling.dynamics import TaskTrajectory
 from iclr25.papers.lsa_scaling.method import _check
@@ -42,7 +43,7 @@ def predicted_exponents(alpha: float, context_decay: float = 0.0) -> dict[str, f
         time, size, data, compute (loss exponents) and compute_model_size (N* ∝ C^that).
     """
     a = check_alpha(alpha)
-    _check(context_decay >= 0, "context_decay", context_decay, ">= 0")
+    context_decay = check_float("context_decay", context_decay, 0)
     return {
         "time": a / (a + 1 + context_decay),
         "size": a,
@@ -169,7 +170,7 @@ def data_law(
         data_sizes,
         "increasing ints >= 1",
     )
-    _check(repeats >= 1, "repeats", repeats, ">= 1")
+    check_int("repeats", repeats, 1)
     k, gstar = block_size, trajectory.gstar
     out = np.zeros(sizes.size)
     for _ in range(repeats):

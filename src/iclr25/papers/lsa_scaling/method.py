@@ -28,6 +28,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from iclr25.core.checks import check_choice, check_float, check_int
 from iclr25.papers.lsa_scaling.data import MSFRBatch, check_context, check_tasks
 
 Heads = Literal["per_block", "single"]
@@ -43,7 +44,7 @@ def _check(ok: bool, name: str, value: object, allowed: str) -> None:
 
 
 def _check_heads(heads: str) -> None:
-    _check(heads in ("per_block", "single"), "heads", heads, "'per_block' or 'single'")
+    check_choice("heads", heads, ("per_block", "single"))
 
 
 def plateau_gain(block_size: int, context: float | np.ndarray) -> np.ndarray | float:
@@ -93,8 +94,8 @@ class LinearSelfAttention(nn.Module):
         dtype: torch.dtype = torch.float64,
     ) -> None:
         super().__init__()
-        _check(isinstance(dim, int) and dim >= 1, "dim", dim, "an int >= 1")
-        _check(isinstance(heads, int) and heads >= 1, "heads", heads, "an int >= 1")
+        check_int("dim", dim, 1)
+        check_int("heads", heads, 1)
         shape = (heads, dim + 1, dim + 1)
         self.w_pv = nn.Parameter(torch.zeros(shape, dtype=dtype))
         self.w_kq = nn.Parameter(torch.zeros(shape, dtype=dtype))
@@ -199,7 +200,8 @@ class BlockWeights:
         """Block-isotropic weights: u = 0, v = value, Q_s = kq I_k on covered blocks."""
         num_tasks = check_tasks(num_tasks)
         _check_heads(heads)
-        _check(block_size >= 1, "block_size", block_size, "an int >= 1")
+        check_int("block_size", block_size, 1)
+        value, kq = check_float("value", value), check_float("kq", kq)
         n = num_tasks if blocks is None else blocks
         q = np.zeros((num_tasks, block_size, block_size))
         q[:n] = kq * np.eye(block_size)

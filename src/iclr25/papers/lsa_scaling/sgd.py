@@ -13,6 +13,7 @@ from typing import Literal
 
 import numpy as np
 
+from iclr25.core.checks import check_choice, check_float, check_int
 from iclr25.papers.lsa_scaling.data import MSFR
 from iclr25.papers.lsa_scaling.method import (
     BlockWeights,
@@ -49,17 +50,13 @@ class SGDSettings:
     eval_points: int = 300
 
     def __post_init__(self) -> None:
-        _check(self.lr > 0, "lr", self.lr, "> 0")
+        check_float("lr", self.lr, 0, low_open=True)
+        check_float("time", self.time)
         _check(self.time >= self.lr, "time", self.time, f">= lr = {self.lr}")
-        _check(self.batch >= 0, "batch", self.batch, ">= 0")
-        _check(self.min_per_task >= 1, "min_per_task", self.min_per_task, ">= 1")
-        _check(
-            self.gradients in ("sampled", "population"),
-            "gradients",
-            self.gradients,
-            "'sampled' or 'population'",
-        )
-        _check(self.eval_points >= 2, "eval_points", self.eval_points, ">= 2")
+        check_int("batch", self.batch, 0)
+        check_int("min_per_task", self.min_per_task, 1)
+        check_choice("gradients", self.gradients, ("sampled", "population"))
+        check_int("eval_points", self.eval_points, 2)
 
     @property
     def steps(self) -> int:

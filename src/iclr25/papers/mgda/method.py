@@ -42,11 +42,22 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
+from iclr25.core.checks import check_finite, check_float, check_int
+
 Params = Sequence[Tensor]
 PerObjectiveGrads = Sequence[Sequence[Tensor]] | Tensor
 
 
 # ---------------------------------------------------------------- functional core (batched)
+
+
+def _finite(name: str, t: Tensor, what: str) -> None:
+    """ValueError naming `name` unless every entry of `t` is finite (NaN or ±inf in `what`)."""
+    if not bool(torch.isfinite(t).all()):
+        try:
+            check_finite(name, t)
+        except ValueError as err:
+            raise ValueError(f"{err}: {what}") from None
 
 
 def project_simplex(v: Tensor) -> Tensor:
@@ -58,9 +69,18 @@ def project_simplex(v: Tensor) -> Tensor:
 
     Shapes:
         v: (..., K) -> (..., K), every row non-negative and summing to 1.
+
+    Raises:
+        ValueError: K = 0, or a NaN or ±inf entry (its projection would be NaN).
     """
     if v.shape[-1] == 0:
         raise ValueError("cannot project onto the simplex of dimension 0")
+    _finite("v", v, "cannot project a NaN/inf point onto the simplex")
+    return _project_simplex(v)
+
+
+def _project_simplex(v: Tensor) -> Tensor:
+    """`project_simplex` without the checks (NaN in, NaN out)."""
     u, _ = torch.sort(v, dim=-1, descending=True)
     css = torch.cumsum(u, dim=-1) - 1
     k = torch.arange(1, v.shape[-1] + 1, dtype=v.dtype, device=v.device)
@@ -77,11 +97,29 @@ def weight_step(w: Tensor, gram: Tensor, beta: float | Tensor, rho: float) -> Te
 
     Shapes:
         w: (..., K), gram: (..., K, K), beta: a float or (...) -> (..., K).
+
+    Raises:
+        ValueError: a NaN or ±inf entry in `w`, `gram` or `beta` (a gradient that overflowed,
+            or a diverged run), which would silently make the weights NaN; β <= 0 or ρ < 0.
     """
+    _finite("gram", gram, "the gradients (G G^T) are NaN/inf, so the weights would be NaN")
+    _finite("w", w, "the weights are NaN/inf")
+    if isinstance(beta, Tensor):
+        _finite("beta", beta, "the weight step size is NaN/inf")
+        if not bool((beta > 0).all()):
+            raise ValueError(f"beta={beta!r} is not allowed: every step size must be > 0")
+    else:
+        check_float("beta", beta, 0, low_open=True)
+    check_float("rho", rho, 0)
+    return _weight_step(w, gram, beta, rho)
+
+
+def _weight_step(w: Tensor, gram: Tensor, beta: float | Tensor, rho: float) -> Tensor:
+    """`weight_step` without the checks (NaN in, NaN out), for sweeps that expect divergence."""
     grad_w = (gram @ w.unsqueeze(-1)).squeeze(-1) + rho * w  # ∇_w [1/2 w^T G G^T w + ρ/2 ||w||^2]
     if isinstance(beta, Tensor):
         beta = beta.unsqueeze(-1)
-    return project_simplex(w - beta * grad_w)
+    return _project_simplex(w - beta * grad_w)
 
 
 def _subsets(k: int) -> list[tuple[int, ...]]:
@@ -142,18 +180,24 @@ def stack_grads(grads: PerObjectiveGrads) -> Tensor:
     Args:
         grads: A (K, d) tensor, or K lists of tensors (one list per objective, each matching
             the parameter list).
+
+    Raises:
+        ValueError: a wrong shape, or a NaN or ±inf gradient entry.
     """
     if isinstance(grads, Tensor):
         if grads.dim() != 2:
             raise ValueError(f"stacked grads must have shape (K, d), got {tuple(grads.shape)}")
-        return grads
-    if len(grads) == 0:
-        raise ValueError("grads is empty: need one gradient list per objective")
-    rows = [torch.cat([g.reshape(-1) for g in per]) for per in grads]
-    sizes = {r.numel() for r in rows}
-    if len(sizes) != 1:
-        raise ValueError(f"objectives' gradients have different sizes {sorted(sizes)}")
-    return torch.stack(rows)
+        g = grads
+    else:
+        if len(grads) == 0:
+            raise ValueError("grads is empty: need one gradient list per objective")
+        rows = [torch.cat([g.reshape(-1) for g in per]) for per in grads]
+        sizes = {r.numel() for r in rows}
+        if len(sizes) != 1:
+            raise ValueError(f"objectives' gradients have different sizes {sorted(sizes)}")
+        g = torch.stack(rows)
+    _finite("grads", g, "a per-objective gradient is NaN/inf (an overflow or a diverged loss)")
+    return g
 
 
 def unflatten(vec: Tensor, like: Params) -> list[Tensor]:
@@ -173,16 +217,11 @@ def _check_k(name: str, g: Tensor, k: int) -> None:
 
 
 def _check_params(num_objectives: int, beta: float | None = None, rho: float | None = None) -> None:
-    if (
-        isinstance(num_objectives, bool)
-        or not isinstance(num_objectives, int)
-        or num_objectives < 1
-    ):
-        raise ValueError(f"num_objectives={num_objectives!r} is not allowed: must be an int >= 1")
-    if beta is not None and not beta > 0:
-        raise ValueError(f"beta={beta!r} is not allowed: must be > 0")
-    if rho is not None and not rho >= 0:
-        raise ValueError(f"rho={rho!r} is not allowed: must be >= 0")
+    check_int("num_objectives", num_objectives, 1)
+    if beta is not None:
+        check_float("beta", beta, 0, low_open=True)
+    if rho is not None:
+        check_float("rho", rho, 0)
 
 
 # ---------------------------------------------------------------- transformations
@@ -313,8 +352,7 @@ def mgda_fa(num_objectives: int, lr: float, beta: float = 0.5, rho: float = 0.0)
         Zhang et al., ICLR 2025, Algorithm 3 (MGDA-FA).
     """
     _check_params(num_objectives, beta, rho)
-    if not lr > 0:
-        raise ValueError(f"lr={lr!r} is not allowed: must be > 0")
+    check_float("lr", lr, 0, low_open=True)
 
     def update(
         grads: Sequence[Tensor],
@@ -325,6 +363,9 @@ def mgda_fa(num_objectives: int, lr: float, beta: float = 0.5, rho: float = 0.0)
     ) -> tuple[list[Tensor], WeightState]:
         losses = torch.as_tensor(losses).detach().reshape(-1)
         _check_k("losses", losses, num_objectives)
+        _finite("losses", losses, "F(x_t) is NaN/inf, so the weights would be NaN")
+        for i, g in enumerate(grads):
+            _finite(f"grads[{i}]", g, "the gradient of w^T F is NaN/inf")
         return [g for g in grads], replace(state, losses=losses.to(state.weights.dtype))
 
     def reweight(state: WeightState, losses_after: Tensor) -> WeightState:
@@ -332,6 +373,7 @@ def mgda_fa(num_objectives: int, lr: float, beta: float = 0.5, rho: float = 0.0)
             raise RuntimeError("reweight() needs update(..., losses=F(x_t)) to be called first")
         after = torch.as_tensor(losses_after).detach().reshape(-1).to(state.weights.dtype)
         _check_k("losses_after", after, num_objectives)
+        _finite("losses_after", after, "F(x_t+1) is NaN/inf, so the weights would be NaN")
         gram_w = (state.losses - after) / lr  # ≈ G G^T w_t
         w = project_simplex(state.weights - beta * (gram_w + rho * state.weights))
         return WeightState(w, state.step + 1, None)

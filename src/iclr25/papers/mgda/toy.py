@@ -22,7 +22,7 @@ import torch
 from torch import Tensor
 
 from iclr25.papers.mgda.data import QuarticToy
-from iclr25.papers.mgda.method import min_norm_weights, project_simplex, weight_step
+from iclr25.papers.mgda.method import _weight_step, min_norm_weights, project_simplex, weight_step
 
 ToyMethod = Literal["mgda", "mgda_nowarm", "mgda_fa", "sener_koltun", "ls"]
 TOY_METHODS: tuple[ToyMethod, ...] = ("mgda", "mgda_nowarm", "mgda_fa", "sener_koltun", "ls")
@@ -185,7 +185,8 @@ def alpha_max(
     for _ in range(steps):
         g = problem.grads(x)
         if method == "mgda":
-            w = torch.nan_to_num(weight_step(w, gram_of(g), beta, rho), nan=1.0 / k)
+            # unchecked: a diverging step size is what this sweep looks for (NaN -> uniform)
+            w = torch.nan_to_num(_weight_step(w, gram_of(g), beta, rho), nan=1.0 / k)
         x = torch.nan_to_num(x - a * combine(w, g), nan=big, posinf=big, neginf=-big)
         x = x.clamp(-big, big)  # a diverged run stays diverged without overflowing the batch
     g = problem.grads(x)

@@ -1,0 +1,1 @@
+"""The experiments of the solvable-attention paper, one module each (`EXPERIMENT`)."""

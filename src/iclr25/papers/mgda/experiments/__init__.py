@@ -1,0 +1,1 @@
+"""The experiments of the MGDA paper, one module each (`EXPERIMENT`)."""
