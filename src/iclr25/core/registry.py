@@ -8,7 +8,6 @@ Nothing is imported until an experiment is asked for by name. Unknown names rais
 from __future__ import annotations
 
 import importlib
-import importlib.util
 
 from iclr25.core.errors import unknown_name
 from iclr25.core.experiment import Experiment, PaperInfo
@@ -57,14 +56,9 @@ def get_experiment(name: str) -> Experiment:
     """Import the experiment's module and return the experiment registered as `name`."""
     full = resolve(name)
     module = experiment_module(full)
-    if importlib.util.find_spec(module.rsplit(".", 1)[0]) is not None:
-        found = importlib.import_module(module).EXPERIMENT
-    else:  # TODO(issue 16): papers not yet moved to one file per experiment
-        slug = full.split(".", 1)[0]
-        legacy = importlib.import_module(f"iclr25.papers.{slug}.experiment")
-        found = {e.name: e for e in legacy.EXPERIMENTS}.get(full)
-    if found is None or found.name != full:  # table and module disagree: a bug, not bad input
-        raise RuntimeError(f"{full} is in iclr25.papers.PAPERS but not defined by {module}")
+    found = importlib.import_module(module).EXPERIMENT
+    if found.name != full:  # the table and the module disagree: a bug, not bad input
+        raise RuntimeError(f"{full} is in iclr25.papers.PAPERS but {module} defines {found.name}")
     return found
 
 

@@ -1,9 +1,9 @@
 """The static table of papers: slug -> experiments, without importing any paper.
 
 `iclr25 list` reads this table only. Each paper package `iclr25.papers.<slug>` exports `PAPER`
-(its card), and its `experiment` module exports `EXPERIMENTS`, a tuple of `Experiment`s whose
-names must match the ones listed here (a contract test checks it). The first experiment is the
-paper's headline experiment: `iclr25 run <slug>` runs it.
+(its card), and each experiment `<exp>` listed here is the module
+`iclr25.papers.<slug>.experiments.<exp>`, exporting `EXPERIMENT` (a contract test checks it).
+The first experiment is the paper's headline experiment: `iclr25 run <slug>` runs it.
 """
 
 from __future__ import annotations
