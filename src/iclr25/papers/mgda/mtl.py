@@ -19,8 +19,6 @@ Methods:
 
 from __future__ import annotations
 
-import statistics
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -30,6 +28,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from iclr25.core.bench import interleaved_medians
 from iclr25.papers.mgda.baselines import linear_scalarization, sener_koltun
 from iclr25.papers.mgda.data import SequenceTasks, Task
 from iclr25.papers.mgda.method import mgda, mgda_fa
@@ -282,12 +281,6 @@ def step_times(
         (data.sample(s.batch, generator), data.sample(s.batch, generator))
         for _ in range(reps + warmup)
     ]
-    times: dict[str, list[float]] = {m: [] for m in methods}
-    for i, (b1, b2) in enumerate(batches):
-        for m, st in steppers.items():
-            t0 = time.perf_counter()
-            st.step(b1, b2)
-            dt = time.perf_counter() - t0
-            if i >= warmup:
-                times[m].append(dt)
-    return {m: 1000 * statistics.median(v) for m, v in times.items()}
+    calls = {m: st.step for m, st in steppers.items()}
+    med = interleaved_medians(calls, reps, warmup, lambda r: batches[r])
+    return {m: 1000 * t for m, t in med.items()}
