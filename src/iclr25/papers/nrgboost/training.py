@@ -6,6 +6,7 @@ from typing import Annotated
 
 from iclr25.core.checks import Range
 from iclr25.core.config import check, configclass
+from iclr25.papers.nrgboost.data import TABLES
 from iclr25.papers.nrgboost.method import NRGBoost
 
 
@@ -46,6 +47,12 @@ class BoostConfig:
             burn_in=self.burn_in,
             random_state=seed,
         )
+
+
+def check_datasets(datasets: tuple[str, ...]) -> None:
+    """A config's tables: a non-empty subset of `data.TABLES`."""
+    ok = len(datasets) >= 1 and set(datasets) <= set(TABLES)
+    check(ok, "datasets", datasets, f"a non-empty subset of {TABLES}")
 
 
 def check_grid(name: str, values: tuple[int, ...], low: int) -> None:

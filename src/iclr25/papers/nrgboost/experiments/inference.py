@@ -11,12 +11,12 @@ import numpy as np
 
 from iclr25.core.checks import Range
 from iclr25.core.claims import Claim
-from iclr25.core.config import check, configclass
+from iclr25.core.config import configclass
 from iclr25.core.context import RunContext
 from iclr25.core.experiment import Experiment, Metric
 from iclr25.papers.nrgboost import plots
 from iclr25.papers.nrgboost.baselines import DensityForest, RandomForestDensity
-from iclr25.papers.nrgboost.data import TABLES, load_table
+from iclr25.papers.nrgboost.data import load_table
 from iclr25.papers.nrgboost.metrics import (
     density_prediction,
     fit_xgboost,
@@ -26,7 +26,7 @@ from iclr25.papers.nrgboost.metrics import (
     target_values,
     xgboost_prediction,
 )
-from iclr25.papers.nrgboost.training import BoostConfig, check_grid
+from iclr25.papers.nrgboost.training import BoostConfig, check_datasets, check_grid
 
 
 @configclass
@@ -54,12 +54,7 @@ class InferenceConfig:
     """Most trees of XGBoost (early-stopped on the validation rows after 50 idle rounds)."""
 
     def __post_init__(self) -> None:
-        check(
-            len(self.datasets) >= 1 and set(self.datasets) <= set(TABLES),
-            "datasets",
-            self.datasets,
-            f"a non-empty subset of {TABLES}",
-        )
+        check_datasets(self.datasets)
         check_grid("forest_leaves", self.forest_leaves, 2)
 
 

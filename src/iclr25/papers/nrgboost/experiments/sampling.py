@@ -11,18 +11,18 @@ import numpy as np
 
 from iclr25.core.checks import Range
 from iclr25.core.claims import Claim
-from iclr25.core.config import check, configclass
+from iclr25.core.config import configclass
 from iclr25.core.context import RunContext
 from iclr25.core.experiment import Experiment, Metric
 from iclr25.papers.nrgboost import plots
 from iclr25.papers.nrgboost.baselines import DensityForest, RandomForestDensity
-from iclr25.papers.nrgboost.data import TABLES, load_table
+from iclr25.papers.nrgboost.data import load_table
 from iclr25.papers.nrgboost.metrics import (
     discriminator_auc,
     fold_split,
     train_synthetic_test_real,
 )
-from iclr25.papers.nrgboost.training import BoostConfig
+from iclr25.papers.nrgboost.training import BoostConfig, check_datasets
 
 
 @configclass
@@ -47,12 +47,7 @@ class SamplingConfig:
     """Trees of the XGBoost discriminator and of the train-on-synthetic model (at most)."""
 
     def __post_init__(self) -> None:
-        check(
-            len(self.datasets) >= 1 and set(self.datasets) <= set(TABLES),
-            "datasets",
-            self.datasets,
-            f"a non-empty subset of {TABLES}",
-        )
+        check_datasets(self.datasets)
 
 
 PRESETS = {
