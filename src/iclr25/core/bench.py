@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from iclr25.core.checks import check_int
 from iclr25.core.envinfo import envinfo
 from iclr25.core.results import atomic_write_text
 
@@ -46,8 +47,6 @@ def interleaved_medians(
         args: `args(r)` gives the positional arguments of round r (built outside the timed
             region; the same for every call of the round). Default: no arguments.
     """
-    from iclr25.core.checks import check_int
-
     check_int("reps", reps, 1)
     check_int("warmup", warmup, 0)
     times: dict[str, list[float]] = {name: [] for name in calls}

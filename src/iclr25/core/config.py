@@ -34,6 +34,7 @@ import typing
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
+from iclr25.core.checks import Range
 from iclr25.core.errors import UsageError
 
 
@@ -193,8 +194,6 @@ def _floats_in(tp: Any) -> bool:
 def validate(cfg: Any) -> None:
     """Check every field's declared `Range` (and that float fields are finite) in `cfg` and its
     groups; raise ConfigError naming the first bad field."""
-    from iclr25.core.checks import Range
-
     hints = _hints(type(cfg))
     for name, meta in _markers(type(cfg)).items():
         value = getattr(cfg, name)
@@ -353,7 +352,7 @@ def describe(cfg: Any, prefix: str = "") -> list[tuple[str, str, Any, str]]:
             rows.extend(describe(value, key + "."))
         else:
             tp = _type_name(hints[f.name])
-            bounds = [m.describe() for m in _markers(type(cfg))[f.name] if hasattr(m, "describe")]
+            bounds = [m.describe() for m in _markers(type(cfg))[f.name] if isinstance(m, Range)]
             if any(bounds):
                 tp += f" ({', '.join(b for b in bounds if b)})"
             rows.append((key, tp, value, docs.get(f.name, "")))

@@ -429,7 +429,9 @@ def _why_html(v: ClaimResult, preset: str) -> str:
     return _e(text)
 
 
-def _claims_html(group: RunGroup, published: dict[str, RunGroup]) -> str:
+def _claims_html(
+    group: RunGroup, verdicts: list[ClaimResult], published: dict[str, RunGroup]
+) -> str:
     pub = published.get(group.experiment.name)
     show_pub = pub is not None and pub.variant != group.variant
     pub_verdicts = {v.claim.id: v for v in pub.verdicts()} if show_pub else {}
@@ -440,7 +442,7 @@ def _claims_html(group: RunGroup, published: dict[str, RunGroup]) -> str:
         + "</tr>"
     )
     rows = [head]
-    for v in group.verdicts():
+    for v in verdicts:
         cells = (
             f"<td><b>{_e(v.claim.id)}</b>: {_e(v.claim.statement)}</td>"
             f"<td>{_e(v.claim.paper_value or '—')}</td><td>{_e(_fmt_effect(v))}</td>"
@@ -586,8 +588,9 @@ def build_html(
                 f"<p>{_e(g.experiment.summary)}</p>"
             )
             if g.experiment.claims:
-                body.append(_claims_html(g, pub))
-                for v in g.verdicts():
+                verdicts = g.verdicts()
+                body.append(_claims_html(g, verdicts, pub))
+                for v in verdicts:
                     claims.append(
                         f"<tr><td><a href='#{_e(anchor)}'>{_e(g.experiment.name)}</a></td>"
                         f"<td>{_e(g.variant)}</td><td>{_e(v.claim.statement)}</td>"
