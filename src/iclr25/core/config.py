@@ -310,6 +310,21 @@ def apply_overrides(cfg: Any, overrides: Iterable[str] | Mapping[str, Any]) -> A
     return _apply(cfg, [(key.split("."), raw, key) for key, raw in items])
 
 
+def diff_overrides(base: Any, cfg: Any, prefix: str = "") -> dict[str, Any]:
+    """`{dotted key: value}` of the fields where `cfg` differs from `base` (same type), so that
+    `apply_overrides(base, diff_overrides(base, cfg)) == cfg`."""
+    if type(base) is not type(cfg):
+        raise TypeError(f"cannot diff a {type(cfg).__name__} against a {type(base).__name__}")
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(cfg):
+        old, new = getattr(base, f.name), getattr(cfg, f.name)
+        if dataclasses.is_dataclass(new) and type(old) is type(new):
+            out.update(diff_overrides(old, new, f"{prefix}{f.name}."))
+        elif old != new:
+            out[prefix + f.name] = new
+    return out
+
+
 def to_dict(cfg: Any) -> dict[str, Any]:
     """Plain JSON-able dict of a config (tuples become lists)."""
     return json.loads(json.dumps(dataclasses.asdict(cfg)))

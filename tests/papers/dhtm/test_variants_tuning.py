@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from iclr25.core.config import apply_overrides, parse_override
 from iclr25.core.context import RunContext
 from iclr25.papers.dhtm import tuning
 from iclr25.papers.dhtm.data import END, N_SYMBOLS, SequenceProcess, make_phases
@@ -103,17 +104,40 @@ def test_tuning_refuses_claim_seeds():
 def test_tuning_selects_the_lowest_mean_score_on_tuning_seeds(monkeypatch):
     calls = []
 
-    def fake_score(args):
-        _, _, point, seed = args
-        calls.append(seed)
-        return float(point["dhtm.cells_per_column"]) + 10 * point["dhtm.lr_f"] + seed % 2
+    def fake_scores(base, method, point, seeds, jobs):
+        calls.extend(seeds)
+        return [
+            float(point["dhtm.cells_per_column"]) + 10 * point["dhtm.lr_f"] + s % 2 for s in seeds
+        ]
 
-    monkeypatch.setattr(tuning, "_score", fake_score)
+    monkeypatch.setattr(tuning, "_scores", fake_scores)
     rows = tuning.evaluate_grid(SEQ_PRESETS["smoke"], seeds=(100, 101), methods=("dhtm",))
     assert set(calls) == {100, 101} and len(rows) == 4
     assert [r["chosen"] for r in rows] == ["", "", "yes", ""]
     assert rows[2]["score"] == pytest.approx(20 + 1 + 0.5)
     assert tuning.chosen(rows) == {"dhtm.cells_per_column": 20, "dhtm.lr_f": 0.1}
+
+
+def test_a_tuning_point_runs_through_the_runner_at_the_base_config(monkeypatch):
+    from iclr25.core import runner
+
+    seen = {}
+    real = runner.run_experiment
+
+    def spy(name, preset, **kw):
+        seen.update(kw, name=name, preset=preset)
+        return real(name, preset, **kw)
+
+    monkeypatch.setattr(tuning, "run_experiment", spy)
+    base = SEQ_PRESETS["smoke"]
+    point = tuning.grid_points("lstm")[-1]
+    scores = tuning._scores(base, "lstm", point, (100,), jobs=1)
+    assert len(scores) == 1 and scores[0] == scores[0]  # a number, not NaN
+    assert seen["name"] == "dhtm.sequences" and seen["threads"] == 1 and seen["seeds"] == (100,)
+    quick = tuning.get_experiment("dhtm.sequences").preset("quick")
+    rebuilt = apply_overrides(quick, seen["overrides"])
+    expected = apply_overrides(dataclasses.replace(base, methods=("lstm",)), point)
+    assert rebuilt == expected and all(parse_override(o) for o in seen["overrides"])
 
 
 def test_presets_use_the_published_grid_choice():

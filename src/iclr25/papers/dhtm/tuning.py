@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
+import tempfile
 
-from iclr25.core.config import apply_overrides
-from iclr25.core.context import RunContext
-from iclr25.papers.dhtm.training import SequenceConfig, run_sequences, with_rnn
+from iclr25.core.config import diff_overrides
+from iclr25.core.registry import get_experiment
+from iclr25.core.runner import run_experiment
+from iclr25.papers.dhtm.training import SequenceConfig, with_rnn
 
 GRID: dict[str, dict[str, tuple]] = {
     "dhtm": {"dhtm.cells_per_column": (40, 20), "dhtm.lr_f": (0.1, 0.2)},
@@ -50,14 +50,31 @@ def setting(point: dict[str, object]) -> str:
     return ", ".join(f"{k}={v}" for k, v in point.items())
 
 
-def _score(args) -> float:
-    import torch
-
-    torch.set_num_threads(1)
-    base, method, point, seed = args
-    cfg = apply_overrides(dataclasses.replace(base, methods=(method,)), point)
-    m = run_sequences(cfg, RunContext(seed=seed))
-    return m[f"{method}/post_switch_area"] + m[f"{method}/post_switch_area_back"]
+def _scores(
+    base: SequenceConfig, method: str, point: dict[str, object], seeds: tuple[int, ...], jobs: int
+) -> list[float]:
+    """The score of one grid point on each seed: `dhtm.sequences` run through the runner (one
+    thread a seed, `jobs` seeds at a time), at `base` with only `method` and the point's
+    overrides."""
+    cfg = dataclasses.replace(base, methods=(method,))
+    quick = get_experiment("dhtm.sequences").preset("quick")
+    overrides = {**diff_overrides(quick, cfg), **point}
+    with tempfile.TemporaryDirectory(prefix="dhtm-tuning.") as out:
+        report = run_experiment(
+            "dhtm.sequences",
+            "quick",
+            seeds=seeds,
+            overrides=[f"{k}={v if isinstance(v, str) else repr(v)}" for k, v in overrides.items()],
+            out=out,
+            jobs=jobs,
+            threads=1,
+        )
+    if report.failed:
+        raise RuntimeError(f"tuning run failed: {report.failed[0].error}")
+    return [
+        r.metrics[f"{method}/post_switch_area"] + r.metrics[f"{method}/post_switch_area_back"]
+        for r in report.results
+    ]
 
 
 def evaluate_grid(
@@ -75,18 +92,11 @@ def evaluate_grid(
     unknown = set(methods) - set(GRID)
     if not methods or unknown:
         raise ValueError(f"methods={methods!r} is not allowed: a non-empty subset of {tuple(GRID)}")
-    tasks = [(base, m, p, s) for m in methods for p in grid_points(m) for s in seeds]
-    if jobs > 1:
-        with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
-            scores = list(pool.map(_score, tasks))
-    else:
-        scores = [_score(t) for t in tasks]
-    by_task = dict(zip(((m, setting(p), s) for _, m, p, s in tasks), scores))
     rows: list[dict[str, object]] = []
     for m in methods:
         group = []
         for p in grid_points(m):
-            per_seed = [by_task[m, setting(p), s] for s in seeds]
+            per_seed = _scores(base, m, p, seeds, jobs)
             row: dict[str, object] = {"method": m, "setting": setting(p)}
             row.update({f"score_seed_{s}": round(v, 3) for s, v in zip(seeds, per_seed)})
             row["score"] = round(sum(per_seed) / len(per_seed), 3)
