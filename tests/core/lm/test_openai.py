@@ -16,7 +16,7 @@ PIECES = {1: " yes", 2: " no", 3: "maybe"}
 
 
 class Stub(BaseHTTPRequestHandler):
-    mode = "ok"  # ok | flaky | bad_json | http400 | slow
+    mode = "ok"  # ok | flaky | bad_json | http400 | slow | extras
     calls = 0
 
     def log_message(self, *args):
@@ -45,10 +45,19 @@ class Stub(BaseHTTPRequestHandler):
             import time
 
             time.sleep(0.5)
+        if mode == "extras":  # llama-cpp-python's server: /extras/..., BOS (9) before any text
+            if self.path in ("/tokenize", "/detokenize"):
+                return self._send(404, {"detail": "Not Found"})
+            if self.path == "/extras/tokenize":
+                tokens = [9] + ([1] if "yes" in req["input"] else [2] if req["input"] else [])
+                return self._send(200, {"tokens": tokens})
+            if self.path == "/extras/detokenize":
+                return self._send(200, {"text": "".join(PIECES[t] for t in req["tokens"])})
         if self.path == "/detokenize":
             return self._send(200, {"prompt": "".join(PIECES[t] for t in req["tokens"])})
         if self.path == "/tokenize":
-            return self._send(200, {"tokens": [1] if "yes" in req["prompt"] else [2]})
+            tokens = [1] if "yes" in req["prompt"] else [2] if req["prompt"] else []
+            return self._send(200, {"tokens": tokens})
         if self.path == "/v1/chat/completions":
             top = [{"token": " yes", "logprob": -0.1}, {"token": " no", "logprob": -2.5}]
             msg = {"content": "chat: " + req["messages"][0]["content"]}
@@ -106,6 +115,14 @@ def test_completions_chat_logits_and_score(server):
     chat = _lm(server, chat=True)
     assert chat.generate(["hi"]) == ["chat: hi"]
     np.testing.assert_allclose(chat.next_token_logits(["q"], [1, 2]), [[-0.1, -2.5]])
+
+
+def test_llama_cpp_python_extras_endpoints(server):
+    Stub.mode = "extras"
+    lm = _lm(server)
+    assert lm.encode("yes") == [1] and lm.encode("no") == [2] and lm.encode("") == []
+    assert lm.decode([1, 2]) == " yes no"
+    assert lm._extras_prefix == "/extras"
 
 
 def test_retries_then_succeeds(server):

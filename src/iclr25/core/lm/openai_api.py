@@ -18,10 +18,12 @@ Endpoints used:
   `top_logprobs` log-probabilities; the chosen ids are turned into token strings with
   `POST /detokenize` and looked up there. Ids outside the top list get `-inf`. The values are
   log-probabilities, which differ from logits by one constant per prompt.
-- `score`: `POST /v1/completions` with `echo=True`, `max_tokens=0` and `logprobs` (vLLM supports
-  it; servers that do not are reported as such). Not available with `chat=True`.
-- `encode` / `decode`: `POST /tokenize` and `/detokenize` (vLLM and llama.cpp server have them;
-  Ollama does not).
+- `score`: `POST /v1/completions` with `echo=True`, `max_tokens=1` and `logprobs`: the echoed
+  log-probabilities of the continuation's tokens (vLLM). Not available with `chat=True`, nor on
+  llama.cpp's servers: llama-server returns no echoed log-probabilities, and llama-cpp-python's
+  are one token off for models without BOS (refused with an `LMError` that says so).
+- `encode` / `decode`: `POST /tokenize` and `/detokenize` (vLLM, llama.cpp's llama-server), or
+  `/extras/tokenize` and `/extras/detokenize` (llama-cpp-python's server); Ollama has neither.
 """
 
 from __future__ import annotations
@@ -100,6 +102,8 @@ class OpenAILM:
         self.backoff_s = backoff_s
         self.top_logprobs = top_logprobs
         self._piece_cache: dict[int, str] = {}
+        self._extras_prefix: str | None = None  # "" or "/extras", found on first use
+        self._lead: list[int] | None = None  # tokens the server puts before any text
 
     # ------------------------------------------------------------ HTTP
 
@@ -201,24 +205,49 @@ class OpenAILM:
             out.append(cut_at_stop(text, stop)[0])
         return out
 
-    def encode(self, text: str) -> list[int]:
-        """Token ids from the server's `/tokenize`."""
-        data = self._post(
-            "/tokenize",
-            {"model": self.model, "prompt": text, "content": text, "add_special_tokens": False},
-        )
+    def _extras(self, name: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """POST `/<name>` (vLLM, llama.cpp's llama-server), or `/extras/<name>` where that is
+        missing (llama-cpp-python's server); the path that answered is remembered."""
+        if self._extras_prefix is None:
+            try:
+                data = self._post(f"/{name}", payload)
+            except LMHTTPError as err:
+                if err.status != 404:
+                    raise
+                self._extras_prefix = "/extras"
+            else:
+                self._extras_prefix = ""
+                return data
+        return self._post(f"{self._extras_prefix}/{name}", payload)
+
+    def _tokens(self, text: str) -> list[int]:
+        payload = {"model": self.model, "add_special_tokens": False}
+        data = self._extras("tokenize", {**payload, "prompt": text, "content": text, "input": text})
         tokens = data.get("tokens")
         if not isinstance(tokens, list) or not all(isinstance(t, int) for t in tokens):
-            raise LMResponseError(f"POST {self.url}/tokenize: no token list in {data}")
+            raise LMResponseError(
+                f"POST {self.url}{self._extras_prefix}/tokenize: no tokens in {data}"
+            )
         return tokens
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids from the server's `/tokenize`, without the special tokens a server adds
+        in front of every text (llama-cpp-python adds BOS where the model has one)."""
+        if self._lead is None:
+            self._lead = self._tokens("")
+        tokens = self._tokens(text)
+        n = len(self._lead)
+        return tokens[n:] if n and tokens[:n] == self._lead else tokens
 
     def decode(self, ids: Sequence[int]) -> str:
         """Text of token ids from the server's `/detokenize`."""
         ids = [int(i) for i in ids]
-        data = self._post("/detokenize", {"model": self.model, "tokens": ids})
-        text = data.get("prompt", data.get("content"))
+        data = self._extras("detokenize", {"model": self.model, "tokens": ids})
+        text = next((data[k] for k in ("prompt", "content", "text") if k in data), None)
         if not isinstance(text, str):
-            raise LMResponseError(f"POST {self.url}/detokenize: no text in {data}")
+            raise LMResponseError(
+                f"POST {self.url}{self._extras_prefix}/detokenize: no text in {data}"
+            )
         return text
 
     def _piece(self, token_id: int) -> str:
@@ -228,26 +257,27 @@ class OpenAILM:
 
     def _top_logprobs(self, prompt: str) -> dict[str, float]:
         """{token string: log-prob} of the top tokens at the first generated position."""
+        settings: dict[str, Any] = {"max_tokens": 1, "temperature": 0}
         if self.chat:
-            path, choice = self._request(
-                prompt, max_tokens=1, temperature=0, logprobs=True, top_logprobs=self.top_logprobs
-            )
-            try:
+            settings.update(logprobs=True, top_logprobs=self.top_logprobs)
+        else:
+            settings["logprobs"] = self.top_logprobs
+        path, choice = self._request(prompt, **settings)
+        try:
+            if self.chat:
                 entries = choice["logprobs"]["content"][0]["top_logprobs"]
                 return {e["token"]: float(e["logprob"]) for e in entries}
-            except (KeyError, IndexError, TypeError, ValueError):
-                raise LMResponseError(
-                    f"POST {self.url}{path}: no top_logprobs in the reply: {choice}"
-                ) from None
-        path, choice = self._request(
-            prompt, max_tokens=1, temperature=0, logprobs=self.top_logprobs
-        )
-        try:
             top = choice["logprobs"]["top_logprobs"][0]
             return {str(k): float(v) for k, v in top.items()}
         except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+            why = ""
+            if choice.get("finish_reason") == "stop" and not (choice.get("text") or "").strip():
+                why = (
+                    " (the model ended its reply at once, and this server reports no "
+                    "log-probabilities for the end-of-sequence token, e.g. llama-cpp-python)"
+                )
             raise LMResponseError(
-                f"POST {self.url}{path}: no top_logprobs in the reply: {choice}"
+                f"POST {self.url}{path}: no top_logprobs in the reply{why}: {choice}"
             ) from None
 
     def next_token_logits(self, prompts: Sequence[str], token_ids: Sequence[int]) -> np.ndarray:
@@ -279,6 +309,18 @@ class OpenAILM:
         prompts, continuations = check_pairs(prompts, continuations)
         if self.chat:
             raise LMError("score() needs the completions endpoint: use chat=False")
+        if self._lead is None:
+            self._lead = self._tokens("")  # also finds which tokenize path the server has
+        if self._extras_prefix == "/extras" and not self._lead:
+            # llama-cpp-python (0.3.x) pairs each echoed prompt token with the distribution
+            # *after* it unless the prompt starts with BOS (it drops BOS from the tokens but
+            # not from the logits), so for a model without BOS every value is one token off
+            raise LMError(
+                f"{self.url} is llama-cpp-python's server and this model has no BOS token: its "
+                "echoed prompt log-probabilities are shifted by one token "
+                "(abetlen/llama-cpp-python#1983), so score() would be wrong. Score with the hf "
+                "backend on the same GGUF file, or serve the model with vLLM."
+            )
         out = np.zeros(len(prompts))
         for i, (p, c) in enumerate(zip(prompts, continuations)):
             path = "/v1/completions"
@@ -287,7 +329,7 @@ class OpenAILM:
                 {
                     "model": self.model,
                     "prompt": p + c,
-                    "max_tokens": 0,
+                    "max_tokens": 1,  # llama-cpp-python reads 0 as "until the context is full"
                     "echo": True,
                     "logprobs": 0,
                     "temperature": 0,
@@ -304,8 +346,8 @@ class OpenAILM:
                     f"POST {self.url}{path}: no echoed token_logprobs/text_offset in the reply "
                     "(does this server support echo=True with logprobs?)"
                 ) from None
-            start = len(p)
-            picked = [v for o, v in zip(offsets, values) if o >= start]
+            start, end = len(p), len(p) + len(c)  # the one generated token lies past `end`
+            picked = [v for o, v in zip(offsets, values) if start <= o < end]
             if any(v is None for v in picked):
                 raise LMResponseError(f"POST {self.url}{path}: missing log-probabilities")
             out[i] = float(sum(picked))

@@ -19,8 +19,9 @@ columns are recomputed from the formulation by `symmetry.detect_symmetry`.
 
 Labels: `label(ilp, time_limit)` solves with HiGHS (one thread, fixed seed) and caches the
 solution, objective, gap and status in `<cache>/<sha256 of the formulation>.npz`, written to a
-temporary file and renamed. The cache folder is `$ICLR25_CACHE/ilp_orbit/labels` (default
-`$XDG_CACHE_HOME/iclr25/...` or `~/.cache/iclr25/...`); set `ICLR25_CACHE=off` to disable it.
+temporary file and renamed. The cache folder is `ilp_orbit/labels` under
+`iclr25.core.cachedir.cache_root()` (`$ICLR25_CACHE`, default `~/.cache/iclr25`); set
+`ICLR25_CACHE=off` to disable it.
 Nothing needs the cache: a missing entry is solved again.
 """
 
@@ -36,10 +37,9 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from iclr25.core.cachedir import cache_root
 from iclr25.core.checks import check_choice, check_float, check_int
 from iclr25.papers.ilp_orbit.ilp import EQ, ILP, LE, Solution, solve
-
-CACHE_ENV = "ICLR25_CACHE"
 
 
 def bin_packing(
@@ -240,13 +240,8 @@ def formulation_hash(ilp: ILP) -> str:
 
 def cache_dir() -> Path | None:
     """The label cache folder, or None when `ICLR25_CACHE=off`."""
-    root = os.environ.get(CACHE_ENV, "")
-    if root.lower() in ("off", "none", "0"):
-        return None
-    if not root:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        root = os.path.join(base, "iclr25")
-    return Path(root) / "ilp_orbit" / "labels"
+    root = cache_root()
+    return None if root is None else root / "ilp_orbit" / "labels"
 
 
 def _atomic_savez(path: Path, **arrays) -> None:
