@@ -403,10 +403,10 @@ class HFLM:
                 texts[i] = text
         return texts
 
-    @torch.no_grad()
     def _text(self, ids: list[int]) -> str:
         return self.tokenizer.decode(ids, skip_special_tokens=True)
 
+    @torch.no_grad()
     def _decode(
         self,
         seqs: Sequence[Sequence[int]],
