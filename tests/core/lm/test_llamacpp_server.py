@@ -80,11 +80,23 @@ def test_next_token_log_probs_match_the_hf_backend_on_the_same_gguf(server):
     np.testing.assert_allclose(z[seen], ref[seen], atol=0.5)
 
 
-def test_score_is_refused_where_the_echo_is_one_token_off(server):
-    from iclr25.core.lm import LMError
+def test_token_by_token_scores_where_the_echo_is_one_token_off(server):
+    # SmolLM2 has no BOS, so llama-cpp-python's echoed log-probabilities are one token off
+    # (abetlen/llama-cpp-python#1983): score() forces each continuation token instead
+    from iclr25.core.lm import LMConfig, load_lm
 
-    with pytest.raises(LMError, match=r"shifted by one token.*llama-cpp-python#1983"):
-        _lm(server).score([PROMPT], [" Paris"])
+    lm = _lm(server)
+    assert lm.encode("") == [] and lm._extras_prefix == "/extras" and lm._lead == []
+    paris, berlin = lm.encode(" Paris")[0], lm.encode(" Berlin")[0]
+    z = lm.next_token_logits([PROMPT], [paris, berlin])[0]
+    s = lm.score([PROMPT, PROMPT], [" Paris", " Berlin"])
+    np.testing.assert_allclose(s, z, atol=1e-4)  # one token: the two readings are one value
+    whole = lm.score([PROMPT], [" Paris. It is"])[0]
+    parts = lm.score([PROMPT, PROMPT + " Paris."], [" Paris.", " It is"])
+    assert whole == pytest.approx(parts.sum(), abs=1e-3)
+    hf = load_lm(LMConfig(backend="hf", path="smollm2"))
+    ref = hf.score([PROMPT, PROMPT, PROMPT], [" Paris", " Berlin", " Paris. It is"])
+    np.testing.assert_allclose([*s, whole], ref, atol=1.0)  # 4 tokens at most 0.35 nats each
 
 
 def test_a_killed_server_is_an_lm_connection_error():

@@ -19,9 +19,11 @@ Endpoints used:
   `POST /detokenize` and looked up there. Ids outside the top list get `-inf`. The values are
   log-probabilities, which differ from logits by one constant per prompt.
 - `score`: `POST /v1/completions` with `echo=True`, `max_tokens=1` and `logprobs`: the echoed
-  log-probabilities of the continuation's tokens (vLLM). Not available with `chat=True`, nor on
-  llama.cpp's servers: llama-server returns no echoed log-probabilities, and llama-cpp-python's
-  are one token off for models without BOS (refused with an `LMError` that says so).
+  log-probabilities of the continuation's tokens (vLLM). llama-cpp-python's server echoes values
+  one token off for models without BOS, so there each continuation token is scored by its own
+  request (the text so far, `max_tokens=1`, a +100 logit bias forcing the token, whose raw
+  log-probability the server reports). llama.cpp's llama-server returns no echoed
+  log-probabilities. Not available with `chat=True`.
 - `encode` / `decode`: `POST /tokenize` and `/detokenize` (vLLM, llama.cpp's llama-server), or
   `/extras/tokenize` and `/extras/detokenize` (llama-cpp-python's server); Ollama has neither.
 """
@@ -304,8 +306,49 @@ class OpenAILM:
                     out[b, j] = stripped[piece.strip()][0]
         return out
 
+    def _forced_score(self, prompt: str, continuation: str) -> float:
+        """log p(continuation | prompt), one request per continuation token: the prompt so far,
+        `max_tokens=1` and a +100 logit bias on the token, whose log-probability the server
+        reports from the raw logits (llama-cpp-python applies the bias to a copy).
+
+        Raises:
+            LMError: the text so far does not tokenize to the prompt's tokens plus the
+                continuation's so far (a merge across the boundary), so no exact score exists.
+        """
+        head, tail = self._tokens(prompt), self.encode(continuation)
+        total = 0.0
+        for k, token in enumerate(tail):
+            text = prompt + (self.decode(tail[:k]) if k else "")
+            if k and self._tokens(text) != head + tail[:k]:
+                raise LMError(
+                    f"score({prompt[-30:]!r}, {continuation[:30]!r}): the text after {k} "
+                    "continuation tokens tokenizes differently on the server, so its tokens "
+                    "cannot be scored one by one"
+                )
+            path, choice = self._request(
+                text, max_tokens=1, temperature=0, logprobs=1, logit_bias={str(token): 100.0}
+            )
+            try:
+                got, value = (
+                    choice["logprobs"]["tokens"][0],
+                    choice["logprobs"]["token_logprobs"][0],
+                )
+                total += float(value)
+            except (KeyError, IndexError, TypeError, ValueError):
+                raise LMResponseError(
+                    f"POST {self.url}{path}: no token_logprobs in the reply: {choice}"
+                ) from None
+            if got != self._piece(token):
+                raise LMResponseError(
+                    f"POST {self.url}{path}: the logit bias did not force token {token} "
+                    f"({self._piece(token)!r}); the server generated {got!r}"
+                )
+        return total
+
     def score(self, prompts: Sequence[str], continuations: Sequence[str]) -> np.ndarray:
-        """Sum of continuation log-probabilities via `echo=True` (completions endpoint only)."""
+        """Sum of continuation log-probabilities via `echo=True` (completions endpoint only);
+        on llama-cpp-python's server with a model without BOS, token by token (see
+        `_forced_score`), because its echoed values are one token off there."""
         prompts, continuations = check_pairs(prompts, continuations)
         if self.chat:
             raise LMError("score() needs the completions endpoint: use chat=False")
@@ -314,13 +357,8 @@ class OpenAILM:
         if self._extras_prefix == "/extras" and not self._lead:
             # llama-cpp-python (0.3.x) pairs each echoed prompt token with the distribution
             # *after* it unless the prompt starts with BOS (it drops BOS from the tokens but
-            # not from the logits), so for a model without BOS every value is one token off
-            raise LMError(
-                f"{self.url} is llama-cpp-python's server and this model has no BOS token: its "
-                "echoed prompt log-probabilities are shifted by one token "
-                "(abetlen/llama-cpp-python#1983), so score() would be wrong. Score with the hf "
-                "backend on the same GGUF file, or serve the model with vLLM."
-            )
+            # not from the logits; abetlen/llama-cpp-python#1983): score token by token instead
+            return np.array([self._forced_score(p, c) for p, c in zip(prompts, continuations)])
         out = np.zeros(len(prompts))
         for i, (p, c) in enumerate(zip(prompts, continuations)):
             path = "/v1/completions"
