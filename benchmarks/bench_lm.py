@@ -3,16 +3,17 @@ side in one run: the hf backend as it was before batched sampling and prefix reu
 (`hf-before`, reproduced here: transformers' `generate`, one prompt at a time when sampling;
 full forward passes when scoring), the hf backend now (`hf`), llama.cpp's server through the
 openai backend (`server`, if llama-cpp-python[server] is installed) and llama.cpp in process
-(`llamacpp`, its own `create_completion`: the reference rate).
+(`llamacpp`, its own `create_chat_completion`: the reference rate).
 
 Cells, at 1 and 2 threads (set explicitly: torch threads, the server's and llama.cpp's
-n_threads): generated tokens/s, greedy and sampled, at batch 1, 8, 16 and 32 (a server or
-llama.cpp "batch" is that many requests one after another); scored tokens/s for 4-option MCQA
+n_threads): generated tokens/s, greedy and sampled, at batch 1, 8, 16 and 32 (hf-before samples
+one prompt at a time, so it is measured at 1 and 16 only; a server or llama.cpp "batch" is that
+many requests one after another, measured at 1 and 8); scored tokens/s for 4-option MCQA
 with a shared ~200-token few-shot prefix (all prompt + option tokens of the pairs, per second);
 hidden-state reads/s (prompts per second, one layer). Every cell runs once per repetition, the
 cells taking turns, and the median is reported; the machine's load average is recorded before
 and after every cell. Load times: the GGUF parsed and dequantised (cold), the dequantised copy
-from the cache, llama.cpp's own load.
+from the cache.
 
     python benchmarks/bench_lm.py                  # about 15 minutes on 2 idle cores
     python benchmarks/bench_lm.py --reps 3 --threads 1,2
@@ -252,6 +253,8 @@ def main(argv: list[str] | None = None) -> dict:
         for b in batches:
             for temp, kind in ((0.0, "greedy"), (1.0, "sampled")):
                 for backend, gen in gens.items():
+                    if backend == "hf-before" and temp > 0 and b not in (1, 16):
+                        continue  # one prompt at a time: its rate does not depend on the batch
                     work = _generation(lm, gen, (PROMPTS * b)[:b], args.new_tokens, temp)
                     cells.append((f"gen_{kind}", backend, t, b, work))
         cells += [
@@ -323,7 +326,7 @@ def llamacpp_cells(lm, threads, batches, n, mcqa, tokens, servers) -> list:
         plain = OpenAILM(url, LlamaCppServer.ALIAS, timeout_s=600)
         own = Llama(str(smollm2_path()), n_threads=t, n_threads_batch=t, n_ctx=2048, verbose=False)
         gens = {"server": chat.generate, "llamacpp": functools.partial(_own_generate, own)}
-        for b in batches:
+        for b in [b for b in batches if b <= 8]:  # requests run one after another
             for temp, kind in ((0.0, "greedy"), (1.0, "sampled")):
                 for backend, gen in gens.items():
                     work = _generation(lm, gen, (PROMPTS * b)[:b], n, temp)
