@@ -34,9 +34,15 @@ def figures(results: Sequence[Any], out_dir: Path) -> list[Path]:
     fig, ax = plt.subplots(figsize=(5, 3.4))
     shown = [m for m in METHODS if any(f"{m}/rel_l2" in r.metrics for r in results)]
     for i, method in enumerate(shown):
-        vals = np.array(
-            [r.metrics[f"{method}/rel_l2"] for r in results if f"{method}/rel_l2" in r.metrics]
+        vals = np.array(  # a diverged run stores no value (None): left out of the bar
+            [
+                v
+                for r in results
+                if (v := r.metrics.get(f"{method}/rel_l2")) is not None and np.isfinite(v)
+            ]
         )
+        if not vals.size:
+            continue
         ax.bar(i, vals.mean(), color="C0" if method.startswith("singer") else "C7", alpha=0.7)
         ax.scatter(np.full(len(vals), i), vals, color="k", s=8, zorder=3)
     ax.set_xticks(range(len(shown)), shown, rotation=20, fontsize=7)
