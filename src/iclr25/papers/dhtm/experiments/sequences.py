@@ -27,7 +27,7 @@ def _quick_close(base: str, what: str) -> tuple[str, str]:
 _BACK_RNN_FULL = (
     "inconclusive",
     "the recurrent baselines still hold much of phase A in their weights, so their surprise "
-    "falls back within about one window (about 22 episodes; 20 is the earliest possible), while "
+    "falls back within about one window (about 21-22 episodes; 20 is the earliest possible), while "
     "DHTM's A segments were punished away in phase B and must be regrown (about 27); the areas "
     "are about equal; the 95% t interval of the difference includes 0",
 )
@@ -82,7 +82,7 @@ CLAIMS = sequence_claims(
             "quick": _quick_close("RWKV", "recovers from the switch back about as fast as DHTM"),
             "full": (
                 "inconclusive",
-                "RWKV recovers from the switch back faster on average (about 22 episodes "
+                "RWKV recovers from the switch back faster on average (about 21 episodes "
                 "against DHTM's 27: its weights still hold phase A, DHTM regrows its punished A "
                 "segments); with 5 seeds the 95% t interval of the difference includes 0 (the "
                 "old percentile bootstrap interval did not: contradicted)",
