@@ -101,12 +101,13 @@ CLAIMS = (
             ),
             "full": (
                 "inconclusive",
-                "The direction does not hold: ICP-DM scores 1.48 against VDN's 1.82 of 10 "
-                "(committed results, 3 seeds; 95% t interval of the difference [-2.2, 1.5]). "
-                "ICP-DM is ahead during its stage 1 (explicit free channel), but once the "
+                "The direction does not hold: ICP-DM scores 1.46 against VDN's 1.71 of 10 "
+                "(5 seeds; 95% t interval of the difference [-0.98, 0.48]). ICP-DM is ahead "
+                "during its stage 1 (explicit free channel) in every seed, but once the "
                 "channel becomes the hints it stops improving: sending now costs the turn and "
-                "a hint token, and the stage-1 protocol does not carry over. The full preset "
-                "now runs 5 seeds; to be re-checked after the rerun.",
+                "a hint token, and the stage-1 protocol does not carry over. VDN loses its "
+                "last life in every game and keeps its score (our rule; issue 18 moves to the "
+                "official score-0 rule).",
             ),
         },
     ),

@@ -78,11 +78,10 @@ CLAIMS = (
             ),
             "full": (
                 "inconclusive",
-                "ICP-DM reaches 0.44 success against 0.25 for VDN (committed results, 3 seeds), "
-                "a mean difference above the 0.1 margin, but only one seed learned a protocol "
-                "(0.81; the other two stayed at chance): with 3 seeds and this spread the 95% t "
-                "interval of the difference is [-0.61, 0.99]. The full preset now runs 5 seeds; "
-                "to be re-checked after the rerun.",
+                "ICP-DM reaches 0.41 success against 0.25 for VDN (5 seeds), a mean difference "
+                "above the 0.1 margin, but only two seeds learned a protocol (0.81 and 0.50; "
+                "the other three stayed at chance): with this spread the 95% t interval of "
+                "the difference is [-0.15, 0.47].",
             ),
         },
     ),
