@@ -142,34 +142,12 @@ def before_score(lm: Any, prompts: list[str], conts: list[str]) -> list[float]:
 
 
 def _tiny_hf(folder: Path) -> Path:
-    """A random tiny Llama with a word-level tokenizer and a chat template, saved to `folder`."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    """A random tiny Llama with a word-level tokenizer over the prompts' words."""
+    from iclr25.core.testing import tiny_llama
 
     words = ["<pad>", "<unk>", "<s>", "</s>", *sorted({w for p in PROMPTS for w in p.split()})]
-    tk = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<unk>"))
-    tk.pre_tokenizer = pre_tokenizers.Whitespace()
-    tk.decoder = decoders.WordPiece()
-    tok = PreTrainedTokenizerFast(
-        tokenizer_object=tk, pad_token="<pad>", unk_token="<unk>", bos_token="<s>", eos_token="</s>"
-    )
-    tok.chat_template = "{% for m in messages %}<s> {{ m['content'] }}{% endfor %}"
-    cfg = LlamaConfig(
-        vocab_size=len(words),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=512,
-        pad_token_id=0,
-        bos_token_id=2,
-        eos_token_id=3,
-    )
-    torch.manual_seed(0)
-    LlamaForCausalLM(cfg).save_pretrained(folder)
-    tok.save_pretrained(folder)
-    return folder
+    template = "{% for m in messages %}<s> {{ m['content'] }}{% endfor %}"
+    return tiny_llama(folder, words, template, max_positions=512)
 
 
 def _timed(fn: Callable[[], Any]) -> tuple[Any, float]:

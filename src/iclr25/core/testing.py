@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
@@ -44,3 +45,39 @@ def run_preset(tmp_path_factory, name: str, preset: str = "quick") -> RunReport:
 def preset_verdicts(tmp_path_factory, name: str, preset: str = "quick") -> list[ClaimResult]:
     """The claim verdicts of `run_preset(tmp_path_factory, name, preset)`."""
     return run_preset(tmp_path_factory, name, preset).verdicts()
+
+
+def tiny_llama(folder: Path, words: Sequence[str], chat_template: str, max_positions: int = 64):
+    """Save a randomly initialised 2-layer Llama (width 32, torch seed 0) with a word-level
+    tokenizer over `words` (the first four: pad, unk, bos, eos) and `chat_template` to `folder`,
+    for tests and smoke benchmarks of the hf backend. Returns `folder`."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    from iclr25.core.seeding import torch_seed
+
+    pad, unk, bos, eos = words[:4]
+    tk = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token=unk))
+    tk.pre_tokenizer = pre_tokenizers.Whitespace()
+    tk.decoder = decoders.WordPiece()
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=tk, pad_token=pad, unk_token=unk, bos_token=bos, eos_token=eos
+    )
+    tok.chat_template = chat_template
+    cfg = LlamaConfig(
+        vocab_size=len(words),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=max_positions,
+        pad_token_id=0,
+        bos_token_id=2,
+        eos_token_id=3,
+    )
+    with torch_seed(0):
+        model = LlamaForCausalLM(cfg)
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder

@@ -13,39 +13,13 @@ WORDS = ["<pad>", "<unk>", "<s>", "</s>", *["the", "cat", "dog", "sat", "ran", "
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    from iclr25.core.testing import tiny_llama
 
-    from iclr25.core.seeding import torch_seed
-
-    tk = Tokenizer(models.WordLevel({w: i for i, w in enumerate(WORDS)}, unk_token="<unk>"))
-    tk.pre_tokenizer = pre_tokenizers.Whitespace()
-    tk.decoder = decoders.WordPiece()
-    tok = PreTrainedTokenizerFast(
-        tokenizer_object=tk, pad_token="<pad>", unk_token="<unk>", bos_token="<s>", eos_token="</s>"
-    )
-    tok.chat_template = (
+    template = (
         "{% for m in messages %}<s> {{ m['content'] }}{% endfor %}"
         "{% if add_generation_prompt %} a{% endif %}"
     )
-    cfg = LlamaConfig(
-        vocab_size=len(WORDS),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=64,
-        pad_token_id=0,
-        bos_token_id=2,
-        eos_token_id=3,
-    )
-    with torch_seed(0):
-        model = LlamaForCausalLM(cfg)
-    path = tmp_path_factory.mktemp("tiny_llama")
-    model.save_pretrained(path)
-    tok.save_pretrained(path)
-    return path
+    return tiny_llama(tmp_path_factory.mktemp("tiny_llama"), WORDS, template)
 
 
 @pytest.fixture(scope="module")
