@@ -137,8 +137,8 @@ CLAIMS = (
             ),
             "full": (
                 "inconclusive",
-                "ICP-RM is only slightly above VDN (0.36 against 0.30 success over 5 seeds): the "
-                "direction holds but the mean effect, 0.056, is far below the 0.2 margin. One "
+                "ICP-RM is only slightly above VDN (0.41 against 0.29 success over 10 seeds): the "
+                "direction holds but the mean effect, 0.12, is below the 0.2 margin. One "
                 "broadcast per signalling turn must serve two receivers, which needs the hat "
                 "code; DIAL through a random fixed map did not find it, nor reliably a "
                 "one-receiver code, within 30k episodes.",
@@ -164,9 +164,9 @@ CLAIMS = (
             ),
             "full": (
                 "inconclusive",
-                "The gap to the explicit channel is 0.20 on average over 5 seeds with a wide "
+                "The gap to the explicit channel is 0.16 on average over 10 seeds with a wide "
                 "spread (-0.43 in a seed where DIAL itself stalled at 0.49, up to +0.50), so the "
-                "95% t interval of gap - 0.1 is [-0.38, 0.57]. In 4 of 5 seeds ICP-DM's stage-1 "
+                "95% t interval of gap - 0.1 is [-0.19, 0.31]. In 8 of 10 seeds ICP-DM's stage-1 "
                 "lookup table (15k episodes) still maps two values to one message "
                 "(icp_dm/table_injective), and the protocol frozen into the delayed map loses "
                 "information (success about 0.5).",
