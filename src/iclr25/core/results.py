@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import json
 import os
 import tempfile
@@ -261,3 +262,12 @@ def load_results(folder: Path) -> list[RunResult]:
     """Every result in one run folder, sorted by seed."""
     results = [read_result(p) for p in Path(folder).glob("seed=*.json")]
     return sorted(results, key=lambda r: r.seed)
+
+
+def file_sha256(path: str | Path) -> str:
+    """The sha256 hex digest of a file's content (read in 1 MiB blocks)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
-import hashlib
 import logging
 import math
 import multiprocessing as mp
@@ -51,6 +50,7 @@ from iclr25.core.results import (
     RunResult,
     check_out_dir,
     clean_stale_tmp,
+    file_sha256,
     read_result,
     result_path,
     run_lock,
@@ -221,15 +221,6 @@ def _overrides(base: Any, overrides: list[str]) -> Any:
         keys = ", ".join(str(o).partition("=")[0][:40] for o in overrides)
         why = str(err) or type(err).__name__
         raise UsageError(f"override of {keys}: the value cannot be used ({why})") from None
-
-
-def file_sha256(path: str | Path) -> str:
-    """The sha256 hex digest of a file's content."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _input_hashes(cfg: Any) -> dict[str, str]:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import hashlib
 import importlib.util
 import logging
 import math
@@ -48,6 +47,7 @@ from iclr25.core.lm.base import (
     position_mask,
     prompt_seed,
 )
+from iclr25.core.results import file_sha256
 
 log = logging.getLogger(__name__)
 
@@ -96,18 +96,10 @@ def _offline() -> Iterator[None]:
                 os.environ[k] = v
 
 
-def _file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _gguf_cache_folder(gguf: Path, dtype: str) -> Path | None:
     """`<cache root>/lm/<stem>-<sha256[:16]>-<dtype>`, or None with the cache off."""
     root = cache_root()
-    return None if root is None else root / "lm" / f"{gguf.stem}-{_file_sha256(gguf)[:16]}-{dtype}"
+    return None if root is None else root / "lm" / f"{gguf.stem}-{file_sha256(gguf)[:16]}-{dtype}"
 
 
 def _save_dequantised(model: Any, tokenizer: Any, folder: Path) -> None:
