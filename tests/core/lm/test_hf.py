@@ -101,12 +101,14 @@ def test_samples_depend_on_seed_and_prompt_only(folder):
 
     prompts = ["the cat", "a", "the dog sat on the mat", "the cat", "mat", "on the", "dog", "a"]
     runs = [
-        HFLM.load(folder, batch_size=b).generate(prompts, 6, temperature=1.3, seed=11)
+        HFLM.load(folder, decode_batch_size=b).generate(prompts, 6, temperature=1.3, seed=11)
         for b in (1, 3, 8)
     ]
     assert runs[0] == runs[1] == runs[2]
     assert runs[0][0] == runs[0][3] and runs[0][1] == runs[0][7]
-    shuffled = HFLM.load(folder, batch_size=4).generate(prompts[::-1], 6, temperature=1.3, seed=11)
+    shuffled = HFLM.load(folder, decode_batch_size=4).generate(
+        prompts[::-1], 6, temperature=1.3, seed=11
+    )
     assert shuffled == runs[0][::-1]
     other = HFLM.load(folder).generate(prompts, 6, temperature=1.3, seed=12)
     assert other != runs[0]

@@ -34,6 +34,7 @@ import numpy as np
 import torch
 
 from iclr25.core.cachedir import cache_root
+from iclr25.core.checks import check_int
 from iclr25.core.lm.base import (
     LMError,
     Positions,
@@ -145,6 +146,16 @@ def _common_prefix(seqs: Sequence[Sequence[int]]) -> tuple[int, ...]:
     return tuple(seqs[0][:n])
 
 
+def _realign(model: Any) -> None:
+    """Copy the parameters into fresh (64-byte aligned) torch memory. Weights read from a
+    safetensors file can sit at any byte offset, and the matrix-vector kernels (one row: the
+    last position's lm head) then sum in another order: logits differed from the cold model's
+    by 1e-7 relative. Tied parameters stay tied (each is copied once)."""
+    with torch.no_grad():
+        for p in model.parameters():
+            p.data = p.data.clone()
+
+
 class HFLM:
     """A transformers causal LM behind the `LanguageModel` protocol (a `WhiteBoxLM`).
 
@@ -153,17 +164,29 @@ class HFLM:
         tokenizer: Its tokenizer.
         name: Model name after "hf:" in `self.name`.
         chat: Wrap each prompt as one user message with the tokenizer's chat template.
-        batch_size: Sequences per forward pass.
+        batch_size: Sequences per forward pass over whole sequences (`score`,
+            `next_token_logits`, `hidden_states`; scoring holds (batch, tokens, vocabulary)
+            logits).
+        decode_batch_size: Prompts decoded together by `generate` (a decoding step reads the
+            weights once for the whole batch, so larger batches give more tokens per second).
     """
 
     def __init__(
-        self, model: Any, tokenizer: Any, *, name: str, chat: bool = False, batch_size: int = 8
+        self,
+        model: Any,
+        tokenizer: Any,
+        *,
+        name: str,
+        chat: bool = False,
+        batch_size: int = 8,
+        decode_batch_size: int = 32,
     ) -> None:
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.name = f"hf:{name}"
         self.chat = chat
-        self.batch_size = batch_size
+        self.batch_size = check_int("batch_size", batch_size, 1)
+        self.decode_batch_size = check_int("decode_batch_size", decode_batch_size, 1)
         self.layers = _decoder_layers(model)
         self.num_layers = len(self.layers)
         self.hidden_size = int(model.config.hidden_size)
@@ -181,6 +204,7 @@ class HFLM:
         chat: bool = False,
         dtype: str = "float32",
         batch_size: int = 8,
+        decode_batch_size: int = 32,
     ) -> HFLM:
         """Load a model folder (config, weights, tokenizer) or a GGUF file, offline.
 
@@ -191,7 +215,7 @@ class HFLM:
                 file's sha256 and `dtype`, so later loads skip parsing and dequantising it.
             chat: See the class.
             dtype: "float32", "bfloat16" or "float16".
-            batch_size: See the class.
+            batch_size, decode_batch_size: See the class.
 
         Raises:
             FileNotFoundError: `path` (or the GGUF file) does not exist.
@@ -224,8 +248,17 @@ class HFLM:
             )
         if cached is not None and source != cached:
             _save_dequantised(model, tok, cached)
+        elif source == cached:
+            _realign(model)
         tok.padding_side = "left"
-        return cls(model, tok, name=gguf_file or path.name, chat=chat, batch_size=batch_size)
+        return cls(
+            model,
+            tok,
+            name=gguf_file or path.name,
+            chat=chat,
+            batch_size=batch_size,
+            decode_batch_size=decode_batch_size,
+        )
 
     # ------------------------------------------------------------ tokens
 
@@ -261,15 +294,25 @@ class HFLM:
         return ids, mask, pos
 
     @torch.no_grad()
-    def _logits(self, seqs: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
-        """Shapes: B id lists -> logits (B, T, V), mask (B, T)."""
+    def _logits(
+        self, seqs: Sequence[Sequence[int]], last_only: bool = False
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Shapes: B id lists -> logits (B, T, V) (or (B, 1, V): the last position only, which
+        skips the lm head elsewhere), mask (B, T)."""
         ids, mask, pos = self._batch(seqs)
-        out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=False)
+        out = self.model(
+            input_ids=ids,
+            attention_mask=mask,
+            position_ids=pos,
+            use_cache=False,
+            logits_to_keep=1 if last_only else 0,
+        )
         return out.logits, mask
 
-    def _chunks(self, n: int) -> Iterator[slice]:
-        for i in range(0, n, self.batch_size):
-            yield slice(i, min(n, i + self.batch_size))
+    def _chunks(self, n: int, size: int | None = None) -> Iterator[slice]:
+        size = size or self.batch_size
+        for i in range(0, n, size):
+            yield slice(i, min(n, i + size))
 
     def next_token_logits(self, prompts: Sequence[str], token_ids: Sequence[int]) -> np.ndarray:
         """Logits of `token_ids` after each prompt. Shapes: (B, K) float64."""
@@ -278,7 +321,7 @@ class HFLM:
         seqs = [self._prompt_ids(p) for p in prompts]
         out = []
         for sl in self._chunks(len(seqs)):
-            logits, _ = self._logits(seqs[sl])
+            logits, _ = self._logits(seqs[sl], last_only=True)
             out.append(logits[:, -1, ids].double().numpy())
         return np.concatenate(out)
 
@@ -378,19 +421,22 @@ class HFLM:
         """Greedy (temperature 0) or sampled continuations, batched, cut before any stop string.
 
         Sampling draws each row's token by the Gumbel-max trick from its own generator, seeded by
-        `(seed, prompt)`, so a sample does not depend on the batch it is drawn in.
+        `(seed, prompt)`, so a sample does not depend on the batch it is drawn in. The token
+        prefix common to all prompts runs once, and every batch starts from its key/value cache.
         """
         prompts = check_prompts(prompts)
         stop = check_sampling(max_new_tokens, temperature, stop, seed)
         seqs = [self._prompt_ids(p) for p in prompts]
+        shared = self._run_prefix(_common_prefix(seqs), None)  # e.g. the chat template's header
         order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
         texts = [""] * len(seqs)
-        for sl in self._chunks(len(order)):
+        for sl in self._chunks(len(order), self.decode_batch_size):
             rows = order[sl]
             gens = None
             if temperature > 0:
                 gens = [torch.Generator().manual_seed(prompt_seed(seed, prompts[i])) for i in rows]
-            decoded = self._decode([seqs[i] for i in rows], max_new_tokens, temperature, stop, gens)
+            chunk = [seqs[i] for i in rows]
+            decoded = self._decode(chunk, shared, max_new_tokens, temperature, stop, gens)
             for i, text in zip(rows, decoded):
                 texts[i] = text
         return texts
@@ -402,18 +448,35 @@ class HFLM:
     def _decode(
         self,
         seqs: Sequence[Sequence[int]],
+        prefix: dict[str, Any],
         max_new_tokens: int,
         temperature: float,
         stop: tuple[str, ...],
         gens: list[torch.Generator] | None,
     ) -> list[str]:
-        """The decoding loop with the key/value cache; a row ends at EOS or a stop string."""
-        ids, mask, pos = self._batch(seqs)
+        """The decoding loop with the key/value cache, from `prefix` (a `_run_prefix` state
+        common to all `seqs`, leaving each at least one token); a row ends at EOS or a stop
+        string."""
+        n_pre = len(prefix["ids"])
+        ids, mask, pos = self._batch([s[n_pre:] for s in seqs])  # the rests, left-padded
         B = len(seqs)
+        kw: dict[str, Any] = {}
+        if n_pre:
+            kw["cache"] = copy.deepcopy(prefix["cache"])
+            kw["cache"].batch_repeat_interleave(B)
+            mask = torch.cat([torch.ones((B, n_pre), dtype=mask.dtype), mask], dim=1)
+            pos = pos + n_pre
         eos = self.tokenizer.eos_token_id
         new: list[list[int]] = [[] for _ in range(B)]
         live = list(range(B))
-        out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True)
+        out = self.model(
+            input_ids=ids,
+            attention_mask=mask,
+            position_ids=pos,
+            use_cache=True,
+            logits_to_keep=1,  # the last position only: the lm head over a prompt is a fifth of it
+            **kw,
+        )
         pos = pos[:, -1:]
         for step in range(max_new_tokens):
             logits = out.logits[:, -1].double()
@@ -474,7 +537,7 @@ class HFLM:
                 for layer in layers
             ]
             try:
-                _, mask = self._logits(seqs[sl])
+                _, mask = self._logits(seqs[sl], last_only=True)
             finally:
                 for h in handles:
                     h.remove()
