@@ -38,8 +38,8 @@ CLAIMS = (
             "full": (
                 "inconclusive",
                 "every augmented scheme is nearly exact on the 50% most confident variables "
-                "(about 0.1 wrong variables per instance: 0.09 for the worse orbit scheme and "
-                "for the better baseline alike), which leaves no room for the claimed gap; the "
+                "(about 0.1 wrong variables per instance: 0.09 for the worse orbit scheme, "
+                "0.105 for the better baseline), which leaves no room for the claimed gap; the "
                 "paper's BPP table also ties Orbit and Position at m = 50 (0 and 0).",
             ),
         },
@@ -60,7 +60,7 @@ CLAIMS = (
                 "the direction holds on average (0.80 against 1.00) and Orbit+ alone is below "
                 "the better baseline on every seed, but the claim asks the worse of Orbit and "
                 "Orbit+ to beat the better of Uniform and Position, and Orbit loses to it on one "
-                "seed of five, so the 95% t interval of the difference, [-0.52, 0.13], "
+                "seed of five, so the 95% t interval of the difference, [-0.53, 0.13], "
                 "crosses 0.",
             ),
         },
@@ -79,8 +79,8 @@ CLAIMS = (
                 "inconclusive",
                 "with 30 epochs at lr 1e-3 every augmented scheme's validation loss is still "
                 "falling at the end (best epochs 22-30 for every scheme), so the epoch of the "
-                "minimum measures noise rather than speed: Orbit+ 27.4 against 26.0, difference "
-                "[-4.7, 7.5]; the paper trains 100 epochs at lr 1e-4.",
+                "minimum measures noise rather than speed: Orbit+ 27.4 against 26.4, difference "
+                "[-4.3, 6.3]; the paper trains 100 epochs at lr 1e-4.",
             ),
         },
     ),
