@@ -43,3 +43,17 @@ def test_update_docs_fills_the_blocks_of_a_page(tmp_path):
     assert "papers/mgda/method.py" in new  # a deviation with its location
     assert (docs / "papers" / "figures" / "mgda-toy-alpha_max.png").is_file()
     assert update_docs(ROOT / "results", docs, slugs=["mgda"], check=True) == []
+
+
+def test_update_docs_fills_the_lm_benchmark_block(tmp_path):
+    docs, bench = tmp_path / "docs", tmp_path / "benchmarks" / "results"
+    docs.mkdir()
+    bench.mkdir(parents=True)
+    shutil.copy(ROOT / "docs" / "index.md", docs / "index.md")
+    (docs / "lm.md").write_text("# lm\n\n<!-- bench:start -->\n<!-- bench:end -->\n")
+    row = '{"benchmark": "lm_backends", "settings": {"threads": 2}, "rows": [{"cell": "x"}]}'
+    (bench / "lm.json").write_text(row)
+    (bench / "mgda.json").write_text(row.replace("lm_backends", "not_lm"))
+    assert docs / "lm.md" in update_docs(ROOT / "results", docs, slugs=["mgda"])
+    text = (docs / "lm.md").read_text()
+    assert "`lm.json`: lm_backends" in text and "not_lm" not in text

@@ -244,6 +244,11 @@ def bench_markdown(bench_dir: Path, slug: str) -> str:
     return "\n".join(parts) or "No stored benchmark results."
 
 
+def root_bench(docs: Path) -> Path:
+    """The stored benchmark results next to the docs folder."""
+    return docs.parent / "benchmarks" / "results"
+
+
 def replace_block(text: str, name: str, body: str) -> str:
     """Replace what lies between `<!-- name:start -->` and `<!-- name:end -->`."""
     pattern = re.compile(rf"(<!-- {name}:start -->\n).*?(<!-- {name}:end -->)", re.S)
@@ -299,9 +304,7 @@ def _page_markdown(page: Path, slug: str, groups: dict[str, RunGroup], check: bo
     text = replace_block(text, "deviations", dev_md)
     text = replace_block(text, "metrics", glossary_markdown(exps))
     if "<!-- bench:start -->" in text:
-        text = replace_block(
-            text, "bench", bench_markdown(docs.parent / "benchmarks" / "results", slug)
-        )
+        text = replace_block(text, "bench", bench_markdown(root_bench(docs), slug))
     return text
 
 
@@ -330,7 +333,8 @@ def papers_markdown() -> str:
 def update_docs(
     root: Path, docs: Path, check: bool = False, slugs: Sequence[str] | None = None
 ) -> list[Path]:
-    """Regenerate the generated blocks of each paper page and `docs/index.md`.
+    """Regenerate the generated blocks of each paper page, `docs/index.md`, README's paper table
+    and the benchmark block of `docs/lm.md`.
 
     Args:
         root: The result store (normally `results/`).
@@ -349,6 +353,9 @@ def update_docs(
     readme = docs.parent / "README.md"
     if readme.exists() and "<!-- papers:start -->" in readme.read_text(encoding="utf-8"):
         targets[readme] = "README"
+    lm_page = docs / "lm.md"
+    if lm_page.exists() and "<!-- bench:start -->" in lm_page.read_text(encoding="utf-8"):
+        targets[lm_page] = "LM"
     for slug in slugs or registry.slugs():
         targets[docs / "papers" / f"{slug}.md"] = slug
     for path, slug in targets.items():
@@ -360,6 +367,8 @@ def update_docs(
             new = replace_block(old, "verdicts", index_markdown(groups))
         elif slug == "README":
             new = replace_block(old, "papers", papers_markdown())
+        elif slug == "LM":  # core/lm's benchmarks: benchmarks/results/lm*.json
+            new = replace_block(old, "bench", bench_markdown(root_bench(docs), "lm"))
         else:
             new = _page_markdown(path, slug, groups, check)
         if new != old:
