@@ -141,7 +141,7 @@ def before_score(lm: Any, prompts: list[str], conts: list[str]) -> list[float]:
 # ---------------------------------------------------------------- models
 
 
-def _tiny_hf(folder: Path) -> Path:
+def tiny_hf(folder: Path) -> Path:
     """A random tiny Llama with a word-level tokenizer over the prompts' words."""
     from iclr25.core.testing import tiny_llama
 
@@ -173,7 +173,7 @@ def load_models(smoke: bool, tmp: Path) -> tuple[Any, list[dict[str, Any]]]:
     """The hf model (chat) and the load-time rows: cold (parse + dequantise) and cached."""
     from iclr25.core.lm.hf import HFLM, smollm2_path
 
-    path = _tiny_hf(tmp / "tiny") if smoke else smollm2_path()
+    path = tiny_hf(tmp / "tiny") if smoke else smollm2_path()
     with _cache_env(str(tmp / "cache")):
         cold, cold_s = _timed(lambda: HFLM.load(path, chat=True))
         lm, cached_s = _timed(lambda: HFLM.load(path, chat=True))

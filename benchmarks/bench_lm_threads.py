@@ -33,17 +33,10 @@ from pathlib import Path
 
 from iclr25.core.bench import bench_result, load_average, print_rows
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_lm import PROMPTS, tiny_hf  # a sibling script: the same prompts and tiny model
+
 OUT = Path(__file__).resolve().parent / "results" / "lm_threads.json"
-PROMPTS = [
-    "Write one sentence about the sea.",
-    "What is the capital of France?",
-    "Name three colours.",
-    "Give me a tip for learning Python.",
-    "Describe a cat in five words.",
-    "How do I bake bread?",
-    "What is the tallest mountain?",
-    "Tell me a fact about the moon.",
-]
 SETTINGS = [(1, None), (2, None), (2, "PASSIVE")]
 """(torch threads, OMP_WAIT_POLICY or None for OpenMP's default)."""
 
@@ -111,12 +104,8 @@ def main(argv: list[str] | None = None) -> dict:
     busy = [int(x) for x in args.busy.split(",")]
     model = "smollm2"
     if args.smoke:
-        from iclr25.core.testing import tiny_llama
-
         args.reps, args.new_tokens, busy = 1, 3, [0]
-        words = ["<pad>", "<unk>", "<s>", "</s>", *sorted({w for q in PROMPTS for w in q.split()})]
-        template = "{% for m in messages %}<s> {{ m['content'] }}{% endfor %}"
-        model = str(tiny_llama(Path(tempfile.mkdtemp(prefix="bench_lm_threads.")), words, template))
+        model = str(tiny_hf(Path(tempfile.mkdtemp(prefix="bench_lm_threads.")) / "tiny"))
     load_before = load_average()
     settings = SETTINGS[-1:] if args.smoke else SETTINGS  # smoke: one child process
     cells = [(n, t, pol) for n in busy for t, pol in settings]
