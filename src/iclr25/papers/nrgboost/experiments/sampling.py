@@ -34,7 +34,8 @@ class SamplingConfig:
     max_rows: Annotated[int, Range(50, None)] = 3_000
     """Random subset of larger tables (CPS1988 has 28,155 rows)."""
     n_folds: Annotated[int, Range(2, None)] = 5
-    """Cross-validation folds; seed k is fold k % n_folds."""
+    """Cross-validation folds; seed k is fold k % n_folds of shuffle k // n_folds (the 10 full
+    seeds are the 5 folds of two shuffles)."""
     boost: BoostConfig = BoostConfig(n_trees=100, max_leaves=64, n_model_samples=10_000)
     """NRGBoost."""
     n_steps: Annotated[int, Range(1, None)] = 100
