@@ -57,3 +57,35 @@ def test_update_docs_fills_the_lm_benchmark_block(tmp_path):
     assert docs / "lm.md" in update_docs(ROOT / "results", docs, slugs=["mgda"])
     text = (docs / "lm.md").read_text()
     assert "`lm.json`: lm_backends" in text and "not_lm" not in text
+
+
+def test_check_results_names_each_untrustworthy_result(tmp_path, caplog):
+    import json
+
+    from iclr25.core.report import check_results
+
+    src = ROOT / "results" / "ilp_orbit" / "prop1" / "full"
+    folder = tmp_path / "ilp_orbit" / "prop1" / "full"
+    shutil.copytree(src, folder)
+    assert check_results(tmp_path, repo=ROOT) == []  # committed: clean, on main, current preset
+
+    def edit(seed, change):
+        path = folder / f"seed={seed}.json"
+        data = json.loads(path.read_text())
+        change(data)
+        path.write_text(json.dumps(data))
+
+    edit(1, lambda d: d["env"].update(git_dirty=True))
+    edit(2, lambda d: d["env"].update(git_sha="0" * 40))
+    edit(3, lambda d: d["config"].update(n_models=d["config"]["n_models"] + 1))
+    (folder / "seed=4.json").unlink()
+    problems = check_results(tmp_path, repo=ROOT)
+    assert any("seed=1: produced from a dirty tree" in p for p in problems)
+    assert any("seed=2: commit 0000000000 is not an ancestor of HEAD" in p for p in problems)
+    assert any("seed=3: config differs from the current preset in" in p for p in problems)
+    assert any("full: seeds [0, 1, 2, 3, 5, 6, 7, 8, 9], the preset runs" in p for p in problems)
+    assert len(problems) == 4
+    # outside a git checkout (an unpacked archive) commits cannot be checked: said, not failed
+    no_git = check_results(tmp_path, repo=tmp_path)
+    assert not any("ancestor" in p for p in no_git) and len(no_git) == 3
+    assert "commits not checked" in caplog.text

@@ -658,6 +658,20 @@ def verdict_table(groups: Sequence[RunGroup]) -> list[tuple[str, str, str, str, 
     return rows
 
 
+def _full_history(repo: Path) -> bool:
+    """Whether `repo` is inside a git checkout with its whole history (not shallow)."""
+    try:
+        res = subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "--is-shallow-repository"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return res.returncode == 0 and res.stdout.strip() == "false"
+
+
 def _is_ancestor(repo: Path, sha: str) -> bool:
     try:
         res = subprocess.run(
@@ -670,19 +684,24 @@ def _is_ancestor(repo: Path, sha: str) -> bool:
     return res.returncode == 0
 
 
-def check_results(root: Path) -> list[str]:
+def check_results(root: Path, repo: Path | None = None) -> list[str]:
     """Problems that make the committed results under `root` untrustworthy (empty: none).
 
     Every result must be "ok", come from a plain preset whose current config it matches, cover
     exactly that preset's default seeds, and have been produced from a clean tree at a commit
-    that is an ancestor of HEAD.
+    that is an ancestor of HEAD (checked where the history is there: not in a shallow clone or
+    an unpacked archive, which a warning says). `repo`: the git checkout (default: `root`'s).
     """
     from iclr25.core.config import to_dict
 
     root = Path(root)
+    repo = Path(repo) if repo is not None else root
     problems: list[str] = []
     known = set(registry.experiment_names())
     ancestors: dict[str, bool] = {}
+    history = _full_history(repo)
+    if not history:
+        log.warning("%s is not in a git checkout with full history: commits not checked", repo)
     for name, variant, folder in iter_run_dirs(root):
         where = f"{folder.relative_to(root).as_posix()}"
         if name not in known:
@@ -708,9 +727,9 @@ def check_results(root: Path) -> list[str]:
             sha = r.env.get("git_sha")
             if not sha:
                 problems.append(f"{tag}: no commit recorded")
-            else:
+            elif history:
                 if sha not in ancestors:
-                    ancestors[sha] = _is_ancestor(root, sha)
+                    ancestors[sha] = _is_ancestor(repo, sha)
                 if not ancestors[sha]:
                     problems.append(f"{tag}: commit {sha[:10]} is not an ancestor of HEAD")
             if r.env.get("git_dirty") is not False:
