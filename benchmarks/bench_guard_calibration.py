@@ -74,6 +74,8 @@ def main(argv: list[str] | None = None) -> dict:
     for _ in range(args.reps):  # every (threads, batch) cell once per repetition: interleaved
         for t, b in cells:
             torch.set_num_threads(t)
+            if hasattr(lm, "threads"):  # the hf backend applies its own count per call
+                lm.threads = t
             prompts = (PROMPTS * b)[:b]
             start = time.perf_counter()
             outs = lm.generate(prompts, max_new_tokens=args.new_tokens)

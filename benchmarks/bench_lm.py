@@ -250,7 +250,8 @@ def main(argv: list[str] | None = None) -> dict:
         for _ in range(args.reps):  # every cell once per repetition: interleaved
             for i, (_, backend, t, _, fn) in enumerate(cells):
                 if backend.startswith("hf"):
-                    torch.set_num_threads(t)
+                    torch.set_num_threads(t)  # hf-before's raw model calls
+                    lm.threads = raw.threads = t  # HFLM's own calls (not its default)
                 loads[i].append(load_average())
                 work, dt = _timed(fn)
                 rates[i].append(work / dt)

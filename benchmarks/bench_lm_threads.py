@@ -48,7 +48,7 @@ def child(model: str, threads: int, batches: list[int], new_tokens: int) -> dict
     torch.set_num_threads(threads)
     from iclr25.core.lm.hf import HFLM, smollm2_path
 
-    lm = HFLM.load(smollm2_path() if model == "smollm2" else model, chat=True)
+    lm = HFLM.load(smollm2_path() if model == "smollm2" else model, chat=True, threads=threads)
     lm.generate(PROMPTS[:1], 2)
     rates = {}
     for b in batches:

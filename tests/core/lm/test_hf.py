@@ -191,3 +191,27 @@ def test_packaged_smollm2_smoke_and_load_cache(tmp_path, monkeypatch):
     np.testing.assert_array_equal(
         cached.next_token_logits(["The capital of France is"], [paris, berlin])[0], z
     )
+
+
+def test_calls_run_at_the_models_thread_count_and_restore_it(folder, monkeypatch):
+    import torch
+
+    from iclr25.core.lm import hf
+
+    seen = []
+    lm = hf.HFLM.load(folder, threads=1)
+    real = lm._decode
+    monkeypatch.setattr(lm, "_decode", lambda *a: seen.append(torch.get_num_threads()) or real(*a))
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        lm.generate(["the cat"], 2)
+        assert seen == [1] and torch.get_num_threads() == 2  # restored after the call
+        monkeypatch.setattr(hf.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+        assert hf.default_threads() == 1  # at most half of 2 cores
+        monkeypatch.setattr(hf.os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
+        assert hf.default_threads() == 2  # never more than the process's torch setting
+    finally:
+        torch.set_num_threads(before)
+    with pytest.raises(ValueError, match="threads=0"):
+        hf.HFLM.load(folder, threads=0)

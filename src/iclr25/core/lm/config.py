@@ -47,6 +47,9 @@ class LMConfig:
     """openai: how many top log-probabilities next-token queries ask for."""
     dtype: Literal["float32", "bfloat16", "float16"] = "float32"
     """hf: weight dtype."""
+    threads: int = 0
+    """hf: torch threads for the model's forward passes (0: the process's setting, at most
+    half the cores; see `iclr25.core.lm.hf.default_threads`)."""
     cache: str = ""
     """A SQLite file caching generations (empty: no cache)."""
 
@@ -62,6 +65,7 @@ class LMConfig:
         check(self.timeout_s > 0, "lm.timeout_s", self.timeout_s, "> 0")
         check(self.retries >= 0, "lm.retries", self.retries, ">= 0")
         check(1 <= self.top_logprobs <= 100, "lm.top_logprobs", self.top_logprobs, "in 1..100")
+        check(self.threads >= 0, "lm.threads", self.threads, ">= 0 (0: the default)")
 
 
 def load_lm(cfg: LMConfig) -> LanguageModel:
@@ -95,7 +99,7 @@ def load_lm(cfg: LMConfig) -> LanguageModel:
         from iclr25.core.lm.hf import HFLM, smollm2_path
 
         path = smollm2_path() if cfg.path == SMOLLM2 else cfg.path
-        lm = HFLM.load(path, chat=cfg.chat, dtype=cfg.dtype)
+        lm = HFLM.load(path, chat=cfg.chat, dtype=cfg.dtype, threads=cfg.threads or None)
     if cfg.cache:
         from iclr25.core.lm.cache import CachedLM
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import importlib.util
 import logging
 import math
@@ -146,6 +147,40 @@ def _common_prefix(seqs: Sequence[Sequence[int]]) -> tuple[int, ...]:
     return tuple(seqs[0][:n])
 
 
+def default_threads() -> int:
+    """Torch threads for the hf backend's forward passes when none are given: the process's
+    torch setting (the runner's `--threads`), but at most half the cores this process may use,
+    and at least 1.
+
+    Measured on 2 cores (benchmarks/results/lm_threads.json): 2 threads decode only 3-15%
+    faster than 1 on an idle machine, and 2.5-3.5x slower than 1 when one other process is
+    busy, because OpenMP's threads spin at every barrier waiting for the one the scheduler has
+    put off its core. Half the cores leaves room for a neighbour.
+    """
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(torch.get_num_threads(), cores // 2))
+
+
+def _with_threads(method):
+    """Run `method` with the model's torch thread count (`HFLM.threads`), then restore it."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        n, before = self.threads or default_threads(), torch.get_num_threads()
+        if n == before:
+            return method(self, *args, **kwargs)
+        torch.set_num_threads(n)
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            torch.set_num_threads(before)
+
+    return wrapper
+
+
 def _realign(model: Any) -> None:
     """Copy the parameters into fresh (64-byte aligned) torch memory. Weights read from a
     safetensors file can sit at any byte offset, and the matrix-vector kernels (one row: the
@@ -169,6 +204,7 @@ class HFLM:
             logits).
         decode_batch_size: Prompts decoded together by `generate` (a decoding step reads the
             weights once for the whole batch, so larger batches give more tokens per second).
+        threads: Torch threads for every call (default: `default_threads()` at call time).
     """
 
     def __init__(
@@ -180,6 +216,7 @@ class HFLM:
         chat: bool = False,
         batch_size: int = 8,
         decode_batch_size: int = 32,
+        threads: int | None = None,
     ) -> None:
         self.model = model.eval()
         self.tokenizer = tokenizer
@@ -187,6 +224,7 @@ class HFLM:
         self.chat = chat
         self.batch_size = check_int("batch_size", batch_size, 1)
         self.decode_batch_size = check_int("decode_batch_size", decode_batch_size, 1)
+        self.threads = None if threads is None else check_int("threads", threads, 1)
         self.layers = _decoder_layers(model)
         self.num_layers = len(self.layers)
         self.hidden_size = int(model.config.hidden_size)
@@ -205,6 +243,7 @@ class HFLM:
         dtype: str = "float32",
         batch_size: int = 8,
         decode_batch_size: int = 32,
+        threads: int | None = None,
     ) -> HFLM:
         """Load a model folder (config, weights, tokenizer) or a GGUF file, offline.
 
@@ -215,7 +254,7 @@ class HFLM:
                 file's sha256 and `dtype`, so later loads skip parsing and dequantising it.
             chat: See the class.
             dtype: "float32", "bfloat16" or "float16".
-            batch_size, decode_batch_size: See the class.
+            batch_size, decode_batch_size, threads: See the class.
 
         Raises:
             FileNotFoundError: `path` (or the GGUF file) does not exist.
@@ -258,6 +297,7 @@ class HFLM:
             chat=chat,
             batch_size=batch_size,
             decode_batch_size=decode_batch_size,
+            threads=threads,
         )
 
     # ------------------------------------------------------------ tokens
@@ -314,6 +354,7 @@ class HFLM:
         for i in range(0, n, size):
             yield slice(i, min(n, i + size))
 
+    @_with_threads
     def next_token_logits(self, prompts: Sequence[str], token_ids: Sequence[int]) -> np.ndarray:
         """Logits of `token_ids` after each prompt. Shapes: (B, K) float64."""
         prompts = check_prompts(prompts)
@@ -325,6 +366,7 @@ class HFLM:
             out.append(logits[:, -1, ids].double().numpy())
         return np.concatenate(out)
 
+    @_with_threads
     def score(self, prompts: Sequence[str], continuations: Sequence[str]) -> np.ndarray:
         """Sum of log p(continuation tokens | prompt). Shapes: (B,) float64.
 
@@ -351,11 +393,14 @@ class HFLM:
         return out
 
     @torch.no_grad()
-    def _run_prefix(self, ids: tuple[int, ...], base: dict[str, Any] | None) -> dict[str, Any]:
+    def _run_prefix(
+        self, ids: tuple[int, ...], base: dict[str, Any] | None, logprobs: bool = True
+    ) -> dict[str, Any]:
         """Run the token prefix `ids` once, on `base` (a shorter prefix of it) when given.
 
         Returns {ids, cache, lp: log p(ids[k] | ids[:k]) for k = 1.., last: log-probabilities
-        after the last id}; `base` itself when `ids` adds nothing to it.
+        after the last id}; `base` itself when `ids` adds nothing to it. With `logprobs=False`
+        (generation needs only the cache) the lm head is skipped: {ids, cache}.
         """
         start = len(base["ids"]) if base else 0
         if base is not None and start == len(ids):
@@ -368,7 +413,10 @@ class HFLM:
             position_ids=torch.arange(start, len(ids))[None],
             cache=copy.deepcopy(base["cache"]) if start else None,
             use_cache=True,
+            logits_to_keep=0 if logprobs else 1,
         )
+        if not logprobs:
+            return {"ids": ids, "cache": out.cache}
         logits = out.logits[0].double()
         parts = [base["lp"], base["last"][new[0]][None]] if start else []
         parts.append(_picked_logprobs(logits[:-1], new[1:]))
@@ -410,6 +458,7 @@ class HFLM:
             result.append(torch.cat([head, own]))
         return result
 
+    @_with_threads
     def generate(
         self,
         prompts: Sequence[str],
@@ -427,7 +476,8 @@ class HFLM:
         prompts = check_prompts(prompts)
         stop = check_sampling(max_new_tokens, temperature, stop, seed)
         seqs = [self._prompt_ids(p) for p in prompts]
-        shared = self._run_prefix(_common_prefix(seqs), None)  # e.g. the chat template's header
+        # the prompts' common start (e.g. the chat template's header) runs once
+        shared = self._run_prefix(_common_prefix(seqs), None, logprobs=False)
         order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
         texts = [""] * len(seqs)
         for sl in self._chunks(len(order), self.decode_batch_size):
@@ -517,6 +567,7 @@ class HFLM:
             )
         return [cut_at_stop(self._text(t), stop)[0] for t in new]
 
+    @_with_threads
     def hidden_states(self, prompts: Sequence[str], layers: Sequence[int]) -> list[np.ndarray]:
         """Residual stream after the chosen blocks, over each prompt's tokens.
 
