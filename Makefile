@@ -48,7 +48,10 @@ test-llamacpp: $(LLAMACPP_STAMP)
 run: $(STAMP)
 	$(BIN)/iclr25 reproduce --jobs $(JOBS)
 
+# report --check: every committed result comes from a clean checkout of a commit on main, at the
+# current full preset and seed count, and the docs are generated from them.
 test: $(STAMP) browser
+	$(BIN)/iclr25 report --check
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadgroup
 
 lint: $(STAMP)
