@@ -222,7 +222,7 @@ def bench_markdown(bench_dir: Path, slug: str) -> str:
         rows = data.get("rows", [])
         if not rows:
             continue
-        cols = list(rows[0])
+        cols = list(dict.fromkeys(k for r in rows for k in r))  # every row's keys, in order
         env = data.get("env", {})
         load = data.get("load")
         load_text = (
@@ -238,7 +238,7 @@ def bench_markdown(bench_dir: Path, slug: str) -> str:
             "",
             "| " + " | ".join(cols) + " |",
             "|" + "---|" * len(cols),
-            *("| " + " | ".join(f"{r.get(c)}" for c in cols) + " |" for r in rows),
+            *("| " + " | ".join(f"{r[c]}" if c in r else "" for c in cols) + " |" for r in rows),
             "",
         ]
     return "\n".join(parts) or "No stored benchmark results."

@@ -152,10 +152,10 @@ def default_threads() -> int:
     torch setting (the runner's `--threads`), but at most half the cores this process may use,
     and at least 1.
 
-    Measured on 2 cores (benchmarks/results/lm_threads.json): 2 threads decode only 3-15%
-    faster than 1 on an idle machine, and 2.5-3.5x slower than 1 when one other process is
-    busy, because OpenMP's threads spin at every barrier waiting for the one the scheduler has
-    put off its core. Half the cores leaves room for a neighbour.
+    Measured on 2 cores (benchmarks/results/lm_threads.json, two runs): 2 threads decode
+    between 4% slower and 15% faster than 1 on an idle machine, and 2.4-3.5x slower than 1
+    when one other process is busy, because OpenMP's threads spin at every barrier waiting for
+    the one the scheduler has put off its core. Half the cores leaves room for a neighbour.
     """
     try:
         cores = len(os.sched_getaffinity(0))
