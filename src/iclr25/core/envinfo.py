@@ -11,27 +11,28 @@ from pathlib import Path
 from typing import Any
 
 
+def git(repo: Path, *args: str, timeout: float = 30) -> str | None:
+    """Standard output of `git -C repo ARGS`, or None when git is missing or the command fails."""
+    try:
+        return subprocess.run(
+            ["git", "-C", str(repo), *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
 @functools.cache
 def _git_state() -> dict[str, Any]:
     root = Path(__file__).resolve().parents[3]
-    try:
-        sha = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=True,
-        ).stdout.strip()
-        return {"git_sha": sha, "git_dirty": bool(dirty)}
-    except (OSError, subprocess.SubprocessError):
+    sha = git(root, "rev-parse", "HEAD", timeout=5)
+    dirty = git(root, "status", "--porcelain", "--untracked-files=no", timeout=5)
+    if sha is None or dirty is None:
         return {"git_sha": None, "git_dirty": None}
+    return {"git_sha": sha, "git_dirty": bool(dirty)}
 
 
 def envinfo() -> dict[str, Any]:

@@ -16,7 +16,6 @@ import html
 import json
 import logging
 import re
-import subprocess
 import tempfile
 from collections import defaultdict
 from collections.abc import Sequence
@@ -26,6 +25,7 @@ from pathlib import Path
 
 from iclr25.core import registry
 from iclr25.core.claims import ClaimResult
+from iclr25.core.envinfo import git
 from iclr25.core.experiment import Experiment
 from iclr25.core.results import RunResult, atomic_write_text, iter_run_dirs, load_results
 from iclr25.core.runner import judge_claims
@@ -660,28 +660,11 @@ def verdict_table(groups: Sequence[RunGroup]) -> list[tuple[str, str, str, str, 
 
 def _full_history(repo: Path) -> bool:
     """Whether `repo` is inside a git checkout with its whole history (not shallow)."""
-    try:
-        res = subprocess.run(
-            ["git", "-C", str(repo), "rev-parse", "--is-shallow-repository"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return res.returncode == 0 and res.stdout.strip() == "false"
+    return git(repo, "rev-parse", "--is-shallow-repository") == "false"
 
 
 def _is_ancestor(repo: Path, sha: str) -> bool:
-    try:
-        res = subprocess.run(
-            ["git", "-C", str(repo), "merge-base", "--is-ancestor", sha, "HEAD"],
-            capture_output=True,
-            timeout=30,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return res.returncode == 0
+    return git(repo, "merge-base", "--is-ancestor", sha, "HEAD") is not None
 
 
 def check_results(root: Path, repo: Path | None = None) -> list[str]:
