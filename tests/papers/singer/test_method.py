@@ -2,6 +2,7 @@
 label-free loss (exact drift, finite differences), references and bad input."""
 
 import math
+from dataclasses import dataclass
 
 import pytest
 import torch
@@ -10,6 +11,7 @@ from iclr25.core.seeding import torch_seed
 from iclr25.papers.singer import (
     HJB,
     NODE,
+    PDE,
     PINO,
     SINGER,
     Adam,
@@ -493,3 +495,64 @@ def test_configs_refuse_non_finite_numbers(group, field):
     for bad in (math.nan, math.inf):
         with pytest.raises(ConfigError, match=f"{field}={bad!r} is not allowed"):
             config(**{field: bad})
+
+
+@dataclass(frozen=True)
+class Decay:
+    """A user's own equation through the `PDE` protocol: linear decay u_t = -λ u."""
+
+    lam: float = 0.8
+    name: str = "decay"
+
+    def rhs(self, x, u, grad, lap):
+        return -self.lam * u
+
+
+def test_a_user_pde_plugs_in_end_to_end(seed):
+    pde, sub = Decay(), HeatNet(2, 4)
+    assert isinstance(pde, PDE)
+    theta0 = _theta(sub, seed, n=3)
+    x = uniform_points(64, 2, _gen(seed, 2)).double()
+    horizon, vol = 0.5, 4.0
+    # the exact drift scales the output layer: dc/dt = -λ c, so u(t) = e^{-λt} u_0 and r(T) = 0
+    is_c = torch.zeros(sub.num_params, dtype=torch.bool)
+    is_c[-sub.width :] = True
+
+    def exact(th, t, noise_seed=None):
+        return torch.where(is_c, -pde.lam * th, torch.zeros_like(th))
+
+    assert residual_loss(exact, sub, pde, theta0, x, horizon, steps=8, volume=vol) < 1e-20
+    # no motion: the residual rate is |Ω| mean λ² u_0², constant, so r(T) = T times it
+    still = residual_loss(
+        lambda th, t, s=None: torch.zeros_like(th),
+        sub,
+        pde,
+        theta0,
+        x,
+        horizon,
+        steps=8,
+        volume=vol,
+    )
+    expect = horizon * vol * (pde.lam**2 * sub(theta0, x) ** 2).mean(-1).mean()
+    _close(still, expect, rtol=1e-10, atol=0)
+    # SINGER trains on it and its solution approaches e^{-λT} u_0
+    model = _model(sub, seed, hidden=8, layers=2)
+    truth = math.exp(-pde.lam * horizon) * sub(theta0, x)
+
+    def error():
+        return relative_l2(sub(solve(model.eval(), theta0, horizon, 4), x), truth, pooled=True)
+
+    before = error()
+    model.train()
+    curve = fit(
+        lambda th, pts, s: residual_loss(model, sub, pde, th, pts, horizon, 4, vol, s),
+        list(model.parameters()),
+        lambda n: _theta(sub, seed + 1, n=n),
+        lambda: x,
+        steps=60,
+        batch=4,
+        lr=3e-3,
+        generator=_gen(seed, 3),
+    )
+    assert sum(curve[-10:]) < 0.5 * sum(curve[:10])
+    assert error() < 0.5 * before
