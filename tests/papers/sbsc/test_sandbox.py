@@ -17,8 +17,8 @@ import pytest
 
 pytest.importorskip("pyseccomp", reason="the sandbox tests need the extra 'sandbox'")
 
-from iclr25.papers.sbsc import _sandbox_child as child  # noqa: E402
-from iclr25.papers.sbsc.sandbox import (  # noqa: E402
+from iclr25.papers.sbsc import _sandbox_child as child
+from iclr25.papers.sbsc.sandbox import (
     CachedExecutor,
     ExecResult,
     Sandbox,
