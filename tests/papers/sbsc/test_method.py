@@ -233,3 +233,25 @@ def test_bad_input_names_the_value(sb):
         self_consistency(PAL(lm, sb).solve_many, ["p"], 0)
     with pytest.raises(TypeError, match="bool"):
         normalize_aime(True)
+
+
+def test_evaluate_end_to_end_and_transcripts_replay(sb, tmp_path):
+    from iclr25.papers.sbsc.data import load_problems
+    from iclr25.papers.sbsc.evaluate import evaluate
+    from iclr25.papers.sbsc.simulator import NoisySolver
+
+    probs = load_problems()[:4]
+    lm = NoisySolver(probs)
+    summary, trs = evaluate(lm, probs, sb, methods=("sbsc", "tir", "pal"), sc_k=2)
+    assert {k: v["accuracy"] for k, v in summary.items()} == dict.fromkeys(
+        ("sbsc", "sbsc_sc", "tir", "tir_sc", "pal", "pal_sc"), 1.0
+    )
+    assert summary["sbsc"]["sandbox_failures"] == 0.0
+    sbsc = [t for t in trs if t.method == "sbsc" and t.seed == 0]
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(t.to_json() + "\n" for t in sbsc))
+    stored = [Transcript.from_json(line) for line in path.read_text().splitlines()]
+    again = SBSC(ReplayLM(stored), sb).solve_many([p.text for p in probs])
+    assert again == stored
+    with pytest.raises(ValueError, match="method='gpt' is not allowed"):
+        evaluate(lm, probs, sb, methods=("gpt",))

@@ -24,6 +24,13 @@ from iclr25.papers.sbsc.method import SBSC
 from iclr25.papers.sbsc.sandbox import CachedExecutor, Sandbox
 from iclr25.papers.sbsc.simulator import NoisySolver, expected_accuracy
 
+# DEVIATION: a scripted noisy solver (simulator.NoisySolver) replaces the paper's LLMs
+# (Claude-3.5-Sonnet, GPT-4o) and 60 generated integer-answer problems replace AMC12, AIME and
+# MathOdyssey: this demonstrates the mechanism (localised repair of detectable errors), not the
+# paper's numbers, which need frontier models (the openai backend, evaluate.py).
+# DEVIATION: SC@k uses k = 5 [unverified: the paper's k was not retrieved]; bug draws use common
+# random numbers across methods (the same bug on the same sub-step and attempt), a paired design.
+
 
 @configclass
 class MechanismConfig:
