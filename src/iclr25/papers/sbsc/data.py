@@ -137,6 +137,24 @@ def generate_problems(n_per_family: int = 15, seed: int = 0) -> list[Problem]:
     return out
 
 
+def easy_problems(n: int = 20, seed: int = 0) -> list[Problem]:
+    """One-step arithmetic problems ("What is 23 * 7 + 41?", answers below 1000), for a small
+    real model (the SmolLM2 observation): generated on the fly, not shipped.
+
+    Args:
+        n: Problems, >= 1.
+        seed: Generator seed.
+    """
+    check_int("n", n, low=1, high=10_000)
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        a, b, c = rng.randint(10, 40), rng.randint(2, 20), rng.randint(0, 99)
+        text = f"What is {a} * {b} + {c}?"
+        out.append(Problem(f"easy-{i:03d}", "easy", text, str(a * b + c), {"a": a, "b": b, "c": c}))
+    return out
+
+
 def save_problems(problems: list[Problem], path: str | Path) -> None:
     """Write problems as JSON (one object with a "problems" list)."""
     Path(path).write_text(json.dumps({"problems": [asdict(p) for p in problems]}, indent=1))

@@ -21,7 +21,7 @@ from typing import Any
 
 from iclr25.core.checks import check_choice, check_int
 from iclr25.papers.sbsc.baselines import COT, PAL, TIR, self_consistency
-from iclr25.papers.sbsc.data import Problem, load_champ, load_problems
+from iclr25.papers.sbsc.data import Problem, easy_problems, load_champ, load_problems
 from iclr25.papers.sbsc.method import MAX_TURNS, SBSC, Transcript
 from iclr25.papers.sbsc.sandbox import DEFAULT_PREIMPORT, Executor, Sandbox
 
@@ -101,7 +101,7 @@ def evaluate(
 def main(argv: Sequence[str] | None = None) -> dict:
     """Command line: evaluate over an OpenAI-compatible server (or a local hf model)."""
     ap = argparse.ArgumentParser(prog="python -m iclr25.papers.sbsc.evaluate")
-    ap.add_argument("--data", choices=("champ", "generated"), default="champ")
+    ap.add_argument("--data", choices=("champ", "generated", "easy"), default="champ")
     ap.add_argument("--backend", choices=("openai", "hf"), default="openai")
     ap.add_argument("--url", default="")
     ap.add_argument("--model", default="")
@@ -112,12 +112,16 @@ def main(argv: Sequence[str] | None = None) -> dict:
     ap.add_argument("--max-turns", type=int, default=MAX_TURNS)
     ap.add_argument("--max-new-tokens", type=int, default=1024)
     ap.add_argument("--sc-k", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=0, help="hf: torch threads (0: default)")
     ap.add_argument("--out", default="runs/sbsc-eval")
     a = ap.parse_args(argv)
     from iclr25.core.lm import LMConfig, load_lm
 
-    lm = load_lm(LMConfig(backend=a.backend, url=a.url, model=a.model, path=a.path, chat=a.chat))
-    problems = load_champ() if a.data == "champ" else load_problems()
+    cfg = LMConfig(
+        backend=a.backend, url=a.url, model=a.model, path=a.path, chat=a.chat, threads=a.threads
+    )
+    lm = load_lm(cfg)
+    problems = {"champ": load_champ, "generated": load_problems, "easy": easy_problems}[a.data]()
     if a.limit:
         problems = problems[: a.limit]
     kind = "integer" if a.data == "champ" else "aime"
