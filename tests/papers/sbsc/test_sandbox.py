@@ -12,6 +12,7 @@ import os
 import shutil
 import socket
 import time
+from pathlib import Path
 
 import pytest
 
@@ -229,12 +230,18 @@ def test_bwrap_required_but_missing():
 
 
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
-def test_bwrap_read_only_root(tmp_path):
-    with Sandbox(bwrap=True, audit_hook=False, wall_s=5.0) as s:
+def test_bwrap_read_only_root_private_tmp_own_pids():
+    probe = Path(__file__).with_name("bwrap_probe.txt")  # in the repository, not under /tmp
+    tmp_probe = f"/tmp/iclr25-bwrap-probe-{os.getpid()}"
+    with Sandbox(bwrap=True, audit_hook=False, wall_s=5.0) as s:  # the mount layer alone
         assert s.info["bwrap"]
-        r = s.run(f"open({str(tmp_path / 'x')!r}, 'w')")
-        assert r.status == "error"
-        assert not (tmp_path / "x").exists()
+        r = s.run(f"open({str(probe)!r}, 'w')")
+        assert r.status == "error" and "Read-only file system" in r.stderr
+        r = s.run(f"open({tmp_probe!r}, 'w').write('x')\nprint('ok')")
+        assert r.ok  # a private /tmp inside the sandbox ...
+        r = s.run(f"import os\nprint(os.getppid() != {os.getpid()})")
+        assert r.stdout == "True\n"  # ... and a pid namespace of its own
+    assert not probe.exists() and not os.path.exists(tmp_probe)  # ... nothing reached the host
 
 
 def test_cached_executor_runs_each_program_once(sb):
