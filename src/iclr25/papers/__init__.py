@@ -90,4 +90,9 @@ PAPERS: dict[str, PaperEntry] = {
         experiments=("sequences", "sequences_stochastic", "gridworld"),
         extras=("rl",),
     ),
+    "sbsc": PaperEntry(
+        title="SBSC: step-by-step coding for improving mathematical olympiad performance",
+        experiments=("mechanism",),
+        extras=("sandbox",),
+    ),
 }

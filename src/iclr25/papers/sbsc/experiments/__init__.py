@@ -1,0 +1,1 @@
+"""The experiments of sbsc: one file each, exporting `EXPERIMENT`."""
