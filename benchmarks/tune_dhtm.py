@@ -11,10 +11,11 @@ it).
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
-from iclr25.core.bench import bench_result, print_rows
+from iclr25.core.bench import bench_result, load_average, print_rows
 from iclr25.papers.dhtm.training import SEQ_PRESETS
 from iclr25.papers.dhtm.tuning import GRID, TUNING_CONFIG, TUNING_SEEDS, chosen, evaluate_grid
 
@@ -27,12 +28,28 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--out", default=str(OUT), help="JSON file to write ('' for none)")
     p.add_argument("--smoke", action="store_true", help="smoke scale, one seed (for tests)")
+    p.add_argument(
+        "--reuse",
+        action="store_true",
+        help="keep the rows of the existing --out file (same scale and seeds) and run only the "
+        "points it lacks (after widening an axis)",
+    )
     args = p.parse_args(argv)
     seeds = tuple(int(s) for s in args.seeds.split(","))
     base = SEQ_PRESETS["smoke"] if args.smoke else TUNING_CONFIG
     if args.smoke:
         seeds = seeds[:1]
-    rows = evaluate_grid(base, seeds, jobs=args.jobs)
+    known = []
+    if args.reuse and args.out and Path(args.out).exists():
+        old = json.loads(Path(args.out).read_text())
+        same = old["settings"]["seeds"] == list(seeds) and old["settings"][
+            "phase_episodes"
+        ] == list(base.phase_episodes)
+        if not same:
+            p.error(f"--reuse: {args.out} was run at another scale or on other seeds")
+        known = old["rows"]
+    load_before = load_average()
+    rows = evaluate_grid(base, seeds, jobs=args.jobs, known=known)
     return bench_result(
         "dhtm_tuning_grid",
         "score = excess surprise over the oracle summed over every episode after the first "
@@ -49,6 +66,7 @@ def main(argv: list[str] | None = None) -> dict:
         },
         rows=rows,
         out=args.out,
+        load_before=load_before,
     )
 
 

@@ -87,7 +87,7 @@ PAPERS: dict[str, PaperEntry] = {
     ),
     "dhtm": PaperEntry(
         title="Successor features with Distributed Hebbian Temporal Memory (Dzhivelikian et al.)",
-        experiments=("sequences", "sequences_stochastic", "gridworld"),
+        experiments=("sequences", "sequences_stochastic", "sequences_noisy", "gridworld"),
         extras=("rl",),
     ),
     "sbsc": PaperEntry(

@@ -42,6 +42,40 @@ def test_oracle_by_hand():
     np.testing.assert_allclose(pred2[0][[1, 2]], [0.25, 0.75])
 
 
+def _path_predictive(proc: SequenceProcess, prefix: list[int]) -> np.ndarray:
+    """p(o_{t+1} | o_{<=t}) of the stochastic-transition generator by summing over every path
+    of sequence indices (exponential: the brute-force reference of the oracle)."""
+    n, length = len(proc.probs), proc.seqs.shape[1]
+    joint = np.zeros(N_STATES)
+    for path in itertools.product(range(n), repeat=len(prefix) + 1):
+        p = proc.probs[path[0]]
+        for t in range(1, len(path)):
+            stay = t >= length - 1  # never a redraw before END
+            p *= (
+                (path[t] == path[t - 1])
+                if stay
+                else ((1 - proc.jump) * (path[t] == path[t - 1]) + proc.jump * proc.probs[path[t]])
+            )
+        if all(proc.seqs[s, t] == o for t, (s, o) in enumerate(zip(path, prefix))):
+            joint[proc.seqs[path[-1], len(prefix)]] += p
+    return joint / joint.sum()
+
+
+def test_stochastic_transitions_oracle_matches_path_sum(seed):
+    a, _ = make_phases(np.random.default_rng(seed), jump=0.3)
+    rng = np.random.default_rng(seed + 1)
+    episodes = [a.sample(rng) for _ in range(200)]
+    assert all(e[-1] == END and len(e) == a.seqs.shape[1] for e in episodes)
+    # redraws produce episodes that are not one of the six sequences
+    assert any(not (a.seqs == e).all(axis=1).any() for e in episodes)
+    for episode in episodes[:3]:
+        pred, _ = a.oracle(episode, 0.8, 10)
+        for t in range(1, 4):
+            np.testing.assert_allclose(
+                pred[t - 1], _path_predictive(a, list(episode[:t])), atol=1e-12
+            )
+
+
 def test_markov_counts_with_forgetting():
     m = MarkovCounts(3, forgetting=0.5, pseudocount=0.0)
     for o in (0, 1, 0, 2, 0):

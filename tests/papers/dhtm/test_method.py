@@ -125,13 +125,18 @@ def test_growth_only_for_sampled_cells_without_active_segment(seed):
     assert seg["cell"] // 3 == 2  # grown on the sampled cell of the observed column
     assert m._prev_sample[0] == seg["cell"]
     assert sorted(seg["rec"]) == sorted([0, m.n_hidden_cells + 1])  # previous sample + action
-    assert seg["log_f"] == pytest.approx(-3.0)
+    # grown at log f = -3, then reinforced once in the same step (as the official BioDHTM)
+    f0 = np.exp(-3.0)
+    assert seg["log_f"] == pytest.approx(np.log(f0 + m.lr_f * (1 - f0)))
+    assert seg["s"] == pytest.approx([0.5 + m.lr_s * 0.5] * 2)
+    assert seg["a"] == 1.0
+    grown = seg["log_f"]
     # the same transition again: the segment is active on the sampled cell -> no new segment
     m.reset()
     m.partial_fit(0, 1)
     m.partial_fit(2, 0)
     assert m.n_segments == 1
-    assert reference.segments(m)[0]["log_f"] > -3.0
+    assert reference.segments(m)[0]["log_f"] > grown
 
 
 def test_no_segment_predicts_all_zero():

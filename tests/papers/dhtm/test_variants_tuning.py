@@ -112,10 +112,15 @@ def test_tuning_selects_the_lowest_mean_score_on_tuning_seeds(monkeypatch):
 
     monkeypatch.setattr(tuning, "_scores", fake_scores)
     rows = tuning.evaluate_grid(SEQ_PRESETS["smoke"], seeds=(100, 101), methods=("dhtm",))
-    assert set(calls) == {100, 101} and len(rows) == 4
-    assert [r["chosen"] for r in rows] == ["", "", "yes", ""]
-    assert rows[2]["score"] == pytest.approx(20 + 1 + 0.5)
-    assert tuning.chosen(rows) == {"dhtm.cells_per_column": 20, "dhtm.lr_f": 0.1}
+    assert set(calls) == {100, 101} and len(rows) == 18
+    # the burst rule does not change the fake score: the tie goes to the earlier point
+    assert [r["chosen"] for r in rows] == [""] * 6 + ["yes"] + [""] * 11
+    assert rows[6]["score"] == pytest.approx(6 + 1 + 0.5)
+    assert tuning.chosen(rows) == {
+        "dhtm.burst": "uniform",
+        "dhtm.cells_per_column": 6,
+        "dhtm.lr_f": 0.1,
+    }
 
 
 def test_a_tuning_point_runs_through_the_runner_at_the_base_config(monkeypatch):
@@ -144,7 +149,7 @@ def test_presets_use_the_published_grid_choice():
     data = json.loads(TUNING_FILE.read_text())
     assert not set(data["settings"]["seeds"]) & set(tuning.CLAIM_SEEDS)
     assert {r["method"] for r in data["rows"]} == set(tuning.GRID)
-    assert all(len(tuning.grid_points(m)) == 4 for m in tuning.GRID)  # equal budget
+    assert len({len(tuning.grid_points(m)) for m in tuning.GRID}) == 1  # equal budget
     assert tuning.chosen(data["rows"]) == TUNED
     for preset in ("quick", "full"):
         cfg = SEQ_PRESETS[preset]

@@ -9,9 +9,13 @@ with an END symbol (index 8), so the alphabet the models see has nine states.
 Phase B rotates the tails of one sequence of each pair and permutes the probabilities; phases
 alternate A, B, A, ... (notes §4A).
 
-Generator variants: deterministic (each sequence's symbols are fixed; `noise=0`) or stochastic
+Generators: deterministic (each sequence's symbols are fixed), stochastic transitions
+(`jump > 0`: before each of the symbols 2-5 the episode's sequence is, with probability `jump`,
+redrawn from the phase's probabilities, and the episode goes on with the new sequence's symbol
+at the same position: a hidden Markov chain over (sequence, position) whose emissions are
+deterministic, so a clone-structured model can represent it exactly), or noisy emissions
 (`noise > 0`: each of the five symbols is, independently with probability `noise`, replaced by
-one drawn uniformly from the eight; END is never replaced). The oracle is exact for both.
+one drawn uniformly from the eight; END is never replaced). The oracle is exact for all three.
 """
 
 from __future__ import annotations
@@ -34,10 +38,31 @@ class SequenceProcess:
     probs: np.ndarray  # (n_seq,)
     noise: float = 0.0
     """Probability that a symbol (not END) is replaced by a uniformly drawn one."""
+    jump: float = 0.0
+    """Probability that the sequence is redrawn before each of the symbols 2..SEQ_LEN."""
+
+    def _transition(self, t: int) -> np.ndarray:
+        """p(sequence at t | sequence at t-1), shape (n_seq, n_seq): a redraw with probability
+        `jump` before the symbols 1..SEQ_LEN-1 (0-based), never before END."""
+        n = len(self.probs)
+        if self.jump == 0 or t >= self.seqs.shape[1] - 1:
+            return np.eye(n)
+        return (1 - self.jump) * np.eye(n) + self.jump * self.probs[None, :]
 
     def sample(self, rng: np.random.Generator) -> np.ndarray:
-        """One episode: the symbols of one sequence (noisy if `noise > 0`), then END."""
-        episode = self.seqs[rng.choice(len(self.probs), p=self.probs)]
+        """One episode: the symbols of one sequence (with redraws if `jump > 0`, noisy if
+        `noise > 0`), then END."""
+        s = rng.choice(len(self.probs), p=self.probs)
+        if self.jump > 0:
+            path = [s]
+            for _ in range(1, self.seqs.shape[1] - 1):
+                if rng.random() < self.jump:
+                    s = rng.choice(len(self.probs), p=self.probs)
+                path.append(s)
+            path.append(s)
+            episode = self.seqs[path, np.arange(self.seqs.shape[1])]
+        else:
+            episode = self.seqs[s]
         if self.noise > 0:
             episode = episode.copy()
             hit = rng.random(episode.shape[0] - 1) < self.noise
@@ -65,13 +90,18 @@ class SequenceProcess:
         w = self.probs.copy()
         pred = np.zeros((length - 1, N_STATES))
         sf = np.zeros((length, N_STATES))
+        trans = [self._transition(t) for t in range(length)]
         for t in range(length):
+            if t > 0:
+                w = w @ trans[t]
             w = w * emit[t][:, episode[t]]
             post = w / w.sum()
+            ahead = post
             for k in range(min(horizon, length - 1 - t)):
-                sf[t] += gamma**k * (post @ emit[t + k + 1])
-            if t < length - 1:
-                pred[t] = post @ emit[t + 1]
+                ahead = ahead @ trans[t + k + 1]
+                sf[t] += gamma**k * (ahead @ emit[t + k + 1])
+                if k == 0:
+                    pred[t] = ahead @ emit[t + 1]
         return pred, sf
 
 
@@ -91,12 +121,13 @@ def _valid(seqs: np.ndarray) -> bool:
 
 
 def make_phases(
-    rng: np.random.Generator, noise: float = 0.0
+    rng: np.random.Generator, noise: float = 0.0, jump: float = 0.0
 ) -> tuple[SequenceProcess, SequenceProcess]:
     """Phases A and B of the aliased-sequence task (rejection sampling of valid layouts);
-    `noise` > 0 gives the stochastic generator variant."""
-    if not 0 <= noise < 1:
-        raise ValueError(f"noise={noise!r} is not allowed: must be in [0, 1)")
+    `jump` > 0 gives stochastic transitions, `noise` > 0 noisy emissions."""
+    for name, v in (("noise", noise), ("jump", jump)):
+        if not 0 <= v < 1:
+            raise ValueError(f"{name}={v!r} is not allowed: must be in [0, 1)")
     while True:
         seqs = np.zeros((6, SEQ_LEN), np.int64)
         for p in range(3):
@@ -115,6 +146,6 @@ def make_phases(
     probs_b = rng.permutation(weights) / weights.sum()
     end = np.full((6, 1), END)
     return (
-        SequenceProcess(np.hstack([seqs, end]), probs_a, noise),
-        SequenceProcess(np.hstack([swapped, end]), probs_b, noise),
+        SequenceProcess(np.hstack([seqs, end]), probs_a, noise, jump),
+        SequenceProcess(np.hstack([swapped, end]), probs_b, noise, jump),
     )

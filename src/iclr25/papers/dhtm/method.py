@@ -25,8 +25,9 @@ segments active under the previous *sample* plus the action cell are reinforced
 (f += λ_f(1-f)) when their cell was sampled and punished (f *= 1-λ_f) otherwise, deleted when
 log f < log_f_min; synapses with an active presynaptic cell move towards 1[segment active];
 activity traces move towards 1[active]; a sampled cell with no active segment grows one
-(log f = log_f_init) on a factor of its variable, creating the factor first when the variable
-has fewer than `max_factors_per_var`. Over `max_segments`, the segments with the lowest f·a are
+(log f = log_f_init, then reinforced once: it is active in the step that grows it) on a factor
+of its variable, creating the factor first when the variable has fewer than
+`max_factors_per_var`. Over `max_segments`, the segments with the lowest f·a are
 pruned.
 
 Storage is a struct of fixed-width arrays (one row per segment slot, `n_vars_per_factor`
@@ -180,7 +181,7 @@ class DHTM(SymbolChecks):
         max_factors_per_var: factors a hidden variable may grow.
         lr_f, lr_s, lr_a: learning rates of segment values, synapse efficiencies and traces.
         lr_var_score: learning rate of the variable scores.
-        log_f_init: log f of a new segment.
+        log_f_init: log f of a new segment before its first reinforcement.
         log_f_min: segments below this log f are deleted.
         init_efficiency: s of a new synapse.
         max_segments: the segment budget; beyond it the lowest f·a are pruned.
@@ -620,9 +621,13 @@ class DHTM(SymbolChecks):
         st.cell[slot] = cell
         st.factor[slot] = factor
         st.rec[slot] = rec
-        st.log_f[slot] = self.log_f_init
-        st.s[slot] = self.init_efficiency
-        st.a[slot] = 0.0
+        # A new segment is counted as active and reinforced in the step that grows it (the
+        # official BioDHTM passes new segments with the reinforced ones to its factor and
+        # synapse updates): f = f0 + λ_f(1 - f0), s = s0 + λ_s(1 - s0), trace a = 1.
+        f0 = np.exp(self.log_f_init)
+        st.log_f[slot] = np.log(f0 + self.lr_f * (1.0 - f0))
+        st.s[slot] = self.init_efficiency + self.lr_s * (1.0 - self.init_efficiency)
+        st.a[slot] = 1.0
 
     def _free_slot(self) -> int:
         st = self.segments_

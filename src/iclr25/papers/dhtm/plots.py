@@ -30,10 +30,27 @@ def sequence_figures(
     ax.set_yscale("symlog", linthresh=0.1)
     ax.set_xlabel("episode (dashed: process switch)")
     ax.set_ylabel("surprise − oracle (nats/step)")
-    noisy = results[0].config.get("generator") == "stochastic"
-    ax.set_title("Aliased sequences" + (" (stochastic)" if noisy else "") + ": excess surprise")
+    gen = results[0].config.get("generator", "deterministic")
+    extra = "" if gen == "deterministic" else f" ({gen.replace('_', ' ')})"
+    ax.set_title("Aliased sequences" + extra + ": excess surprise")
     ax.legend(fontsize=7)
-    return [save(fig, figure_path(out_dir, name, "surprise"))]
+    paths = [save(fig, figure_path(out_dir, name, "surprise"))]
+    if gen == "deterministic":
+        return paths
+    # the diagnosis of the stochastic variants: raw surprise against the oracle's
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    for model, style in (("oracle", "k-"), ("dhtm", "-"), ("lstm", "-"), ("cscg", "-")):
+        steps, mean, band = curve_band(results, f"{model}/surprise")
+        if steps.size:
+            ax.plot(steps, mean, style, label=model, lw=1.2)
+            ax.fill_between(steps, band[0], band[1], alpha=0.15)
+    for b in np.cumsum(phases)[:-1]:
+        ax.axvline(b, color="k", ls="--", lw=0.8)
+    ax.set_xlabel("episode (dashed: process switch)")
+    ax.set_ylabel("surprise (nats/step, 20-episode window)")
+    ax.set_title(f"Aliased sequences{extra}: surprise against the oracle's")
+    ax.legend(fontsize=7)
+    return [*paths, save(fig, figure_path(out_dir, name, "raw_surprise"))]
 
 
 def grid_figures(results: Sequence[Any], out_dir: Path) -> list[Path]:

@@ -164,6 +164,7 @@ def build_memory(
 # ---------------------------------------------------------------- the sequence task
 
 SEQ_METHODS = ("dhtm", "lstm", "rwkv", "cscg", "markov")
+GENERATORS = ("deterministic", "stochastic_transitions", "noisy_emissions")
 
 
 @configclass
@@ -173,14 +174,22 @@ class SequenceConfig:
     phase_episodes: Annotated[tuple[int, ...], Range(1, None)] = (500, 500, 500)
     """Episodes per phase; phases alternate A, B, A, ... (the switch is after the first, the
     switch back after the second)."""
-    # DEVIATION: the stochastic generator variant is ours (the notes only ask for
-    # deterministic vs stochastic sequences): noisy emissions, each symbol replaced with
-    # probability `noise` by a uniform one; the oracle stays exact.
-    generator: Literal["deterministic", "stochastic"] = "deterministic"
-    """Sequence generator: deterministic (each sequence's symbols fixed) or stochastic (each
-    symbol replaced by a uniformly drawn one with probability `noise`)."""
+    # DEVIATION: the notes ask for deterministic and stochastic sequences without saying how;
+    # "stochastic transitions" (the notes: one-sample learning is noisy on stochastic
+    # transitions) is a random redraw of the sequence before each symbol, a hidden Markov chain
+    # that a clone-structured model represents exactly; "noisy emissions" (each symbol replaced
+    # by a uniform one) is our harder variant, which no model with deterministic emissions
+    # represents. The oracle is exact for all three.
+    generator: Literal["deterministic", "stochastic_transitions", "noisy_emissions"] = (
+        "deterministic"
+    )
+    """Sequence generator: deterministic (each sequence's symbols fixed), stochastic transitions
+    (the sequence redrawn with probability `jump` before each of the symbols 2-5) or noisy
+    emissions (each symbol replaced by a uniformly drawn one with probability `noise`)."""
+    jump: Annotated[float, Range(0, 1, high_open=True)] = 0.1
+    """Redraw probability of the stochastic-transition generator (unused otherwise)."""
     noise: Annotated[float, Range(0, 1, high_open=True)] = 0.1
-    """Replacement probability of the stochastic generator (unused when deterministic)."""
+    """Replacement probability of the noisy-emission generator (unused otherwise)."""
     methods: tuple[str, ...] = SEQ_METHODS
     """Models to run (dhtm, lstm, rwkv, cscg, markov)."""
     window: Annotated[int, Range(1, None)] = 20
@@ -215,10 +224,10 @@ class SequenceConfig:
             "at least two phases of >= 1 episode",
         )
         check(
-            self.generator in ("deterministic", "stochastic"),
+            self.generator in GENERATORS,
             "generator",
             self.generator,
-            "'deterministic' or 'stochastic'",
+            f"one of {GENERATORS}",
         )
         check(
             len(self.methods) >= 1 and set(self.methods) <= set(SEQ_METHODS),
@@ -264,6 +273,21 @@ def windowed(x: np.ndarray, window: int) -> np.ndarray:
     return (c[i] - c[lo]) / (i - lo)
 
 
+_KINDS = ("unexpected", "after_unexpected", "clean")
+UNEXPECTED = 0.05
+"""A step is *unexpected* when the oracle gives the observed symbol less than this (a redraw or a
+replaced symbol that no likely sequence explains; under the deterministic generator no step
+is, the oracle's smallest probability being 1/12)."""
+
+
+def _step_kinds(episode: np.ndarray, pred: np.ndarray) -> np.ndarray:
+    """Kind of each scored step t = 1..len-1 of an episode: 0 unexpected (the oracle gives
+    o_t less than `UNEXPECTED`), 1 after an unexpected step of the same episode, 2 clean."""
+    unexpected = pred[np.arange(len(episode) - 1), episode[1:]] < UNEXPECTED
+    after = np.cumsum(unexpected) - unexpected > 0
+    return np.where(unexpected, 0, np.where(after, 1, 2))
+
+
 def recovery_time(excess: np.ndarray, window: int, tol: float) -> float:
     """Episodes after a switch until the trailing-window excess surprise (a full window, all
     after the switch) is <= tol; the phase length if never (censored)."""
@@ -274,8 +298,9 @@ def recovery_time(excess: np.ndarray, window: int, tol: float) -> float:
 
 def episode_stream(cfg: SequenceConfig, ctx: RunContext):
     """The processes of the phases (A, B, A, ...) and the stream of (phase index, episode)."""
-    noise = cfg.noise if cfg.generator == "stochastic" else 0.0
-    phase_a, phase_b = make_phases(ctx.rngs.child("process").np, noise)
+    noise = cfg.noise if cfg.generator == "noisy_emissions" else 0.0
+    jump = cfg.jump if cfg.generator == "stochastic_transitions" else 0.0
+    phase_a, phase_b = make_phases(ctx.rngs.child("process").np, noise, jump)
     processes = [phase_a if i % 2 == 0 else phase_b for i in range(len(cfg.phase_episodes))]
     erng = ctx.rngs.child("episodes").np
     stream = [
@@ -293,31 +318,55 @@ def run_sequences(cfg: SequenceConfig, ctx: RunContext) -> dict[str, float]:
     bounds = np.cumsum((0, *cfg.phase_episodes))
     sf_from = bounds[1:] - cfg.sf_eval_episodes  # SF error on the last episodes of each phase
     metrics: dict[str, float] = {}
+    kinds_from = (bounds[0] + bounds[1]) // 2  # the step kinds are scored in phase A's 2nd half
+    oracle_surprise = np.array(
+        [
+            -np.mean([np.log(_smooth(pred[t], cfg.smoothing)[o]) for t, o in enumerate(e[1:])])
+            for (_, e), (pred, _) in zip(stream, oracle)
+        ]
+    )
+    oracle_curve = windowed(oracle_surprise, cfg.window)
+    for i in range(0, len(stream), 5):
+        ctx.log(i, **{"oracle/surprise": oracle_curve[i]})
     model_seed = ctx.rngs.child("models").int_seed()
     for name in ctx.progress(cfg.methods, desc="models"):
         model = build_model(name, cfg, model_seed)
         excess = np.zeros(len(stream))
+        surprise = np.zeros(len(stream))
+        # excess surprise per step in the second half of phase A, by kind of step (see
+        # `_step_kinds`): sums and counts for unexpected, after-unexpected and clean steps
+        kind_sum, kind_n = np.zeros(3), np.zeros(3)
         sf_err: list[list[float]] = [[] for _ in cfg.phase_episodes]
         t0 = time.perf_counter()
         steps = 0
         for i, ((k, episode), (pred, sf_true)) in enumerate(zip(stream, oracle)):
             model.reset()
-            total = 0.0
+            total = raw = 0.0
+            kinds = _step_kinds(episode, pred) if kinds_from <= i < bounds[1] else None
             for t, o in enumerate(episode):
                 if t > 0:
                     p = _smooth(model.predict_next(), cfg.smoothing)
                     q = _smooth(pred[t - 1], cfg.smoothing)
                     total += np.log(q[o]) - np.log(p[o])
+                    raw -= np.log(p[o])
+                    if kinds is not None:
+                        kind_sum[kinds[t - 1]] += np.log(q[o]) - np.log(p[o])
+                        kind_n[kinds[t - 1]] += 1
                 model.partial_fit(int(o), 0)
                 steps += 1
                 if i >= sf_from[k]:
                     sf = model.successor_features(cfg.gamma, cfg.sf_horizon)
                     sf_err[k].append(float(np.abs(sf - sf_true[t]).sum()))
             excess[i] = total / (len(episode) - 1)
+            surprise[i] = raw / (len(episode) - 1)
         elapsed = time.perf_counter() - t0
         curve = windowed(excess, cfg.window)
+        raw_curve = windowed(surprise, cfg.window)
         for i in range(0, len(stream), 5):
-            ctx.log(i, **{f"{name}/excess_surprise": curve[i]})
+            ctx.log(i, **{f"{name}/excess_surprise": curve[i], f"{name}/surprise": raw_curve[i]})
+        if cfg.generator != "deterministic":
+            for kind, n, tot in zip(_KINDS, kind_n, kind_sum):
+                metrics[f"{name}/excess_{kind}"] = float(tot / n) if n else float("nan")
         post = excess[bounds[1] : bounds[2]]
         metrics[f"{name}/pre_switch_surprise"] = float(
             excess[bounds[1] - cfg.window : bounds[1]].mean()
@@ -342,19 +391,23 @@ def run_sequences(cfg: SequenceConfig, ctx: RunContext) -> dict[str, float]:
 # The grid point chosen for each model by `iclr25.papers.dhtm.tuning` on the tuning seeds
 # (benchmarks/results/dhtm_tuning.json; a test checks that they agree), used by quick and full.
 # DEVIATION: the quick and full presets use the tuned points, not the paper's settings: DHTM
-# segment learning rate 0.2 (paper: 0.1), LSTM and RWKV 5 online Adam steps per finished
-# episode on top of the paper's replay schedule, CSCG refit every 25 episodes. The grid is
-# small (4 points per model) and scored at a reduced scale (200 episodes per phase, 10 replay
-# batches per round, 2 tuning seeds); Markov counts and the gridworld agents are not tuned.
+# least-used bursting (ours; the official rule is uniform) and segment learning rate 0.2 (paper:
+# 0.1); LSTM Adam learning rate 0.00025 with 20 online steps per finished episode, RWKV 0.000125
+# with 5 (paper: 0.002 and no online steps) on top of the paper's replay schedule; CSCG refit
+# every 5 episodes. Grids of 18 points per model scored at a reduced scale (200 episodes per
+# phase, 10 replay batches per round, 3 tuning seeds); the chosen points of LSTM, RWKV, CSCG
+# (and DHTM's cells per column) sit on an edge of their grid, within one tuning-seed standard
+# error of the best interior point. Markov counts and the gridworld agents are not tuned.
 TUNED: dict[str, object] = {
+    "dhtm.burst": "least_used",
     "dhtm.cells_per_column": 40,
     "dhtm.lr_f": 0.2,
-    "lstm.lr": 0.002,
-    "lstm.online_steps": 5,
-    "rwkv.lr": 0.002,
+    "lstm.lr": 0.00025,
+    "lstm.online_steps": 20,
+    "rwkv.lr": 0.000125,
     "rwkv.online_steps": 5,
     "cscg.clones": 10,
-    "cscg.refit_every": 25,
+    "cscg.refit_every": 5,
 }
 """Config overrides (dotted keys) of the chosen grid points."""
 
@@ -493,4 +546,21 @@ SEQ_METRICS = (
         volatile=True,
     ),
     Metric("dhtm/segments", "none", "live DHTM segments at the end of the run"),
+    Metric(
+        "*/excess_unexpected",
+        "lower",
+        "stochastic generators only: mean excess surprise over the oracle (nats) at unexpected "
+        "steps (the oracle gives the symbol < 0.05), second half of phase A",
+    ),
+    Metric(
+        "*/excess_after_unexpected",
+        "lower",
+        "stochastic generators only: the same at the later steps of an episode with an "
+        "unexpected step (does the model keep its context after the noise?)",
+    ),
+    Metric(
+        "*/excess_clean",
+        "lower",
+        "stochastic generators only: the same at the steps of episodes before any unexpected step",
+    ),
 )

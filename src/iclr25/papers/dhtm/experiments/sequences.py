@@ -144,6 +144,6 @@ EXPERIMENT = Experiment(
     run=run_sequences,
     claims=CLAIMS,
     metrics=SEQ_METRICS,
-    seeds={"smoke": 1, "quick": 3, "full": 5},
+    seeds={"smoke": 1, "quick": 3, "full": 10},
     figures=plots.sequence_figures,
 )

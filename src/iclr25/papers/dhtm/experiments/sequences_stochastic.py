@@ -1,7 +1,8 @@
-"""`dhtm.sequences_stochastic`: the sequence task of `dhtm.sequences` with the stochastic
-generator (each symbol replaced by a uniformly drawn one with probability 0.1; the oracle stays
-exact), a separate experiment so that its results get their own table. Same models, metrics and
-claims (`iclr25.papers.dhtm.training`); its own presets and expected verdicts."""
+"""`dhtm.sequences_stochastic`: the sequence task of `dhtm.sequences` with stochastic
+transitions (before each of the symbols 2-5 the episode's sequence is redrawn with probability
+0.1; the oracle stays exact), the notes' stochastic generator. Same models, metrics and claims
+(`iclr25.papers.dhtm.training`); its own presets and expected verdicts. Noisy emissions, our
+harder variant, are `dhtm.sequences_noisy`."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import functools
 from iclr25.core.experiment import Experiment
 from iclr25.papers.dhtm import plots
 from iclr25.papers.dhtm.training import (
+    SEQ_CLAIM_ROWS,
     SEQ_METRICS,
     SEQ_PRESETS,
     SequenceConfig,
@@ -18,115 +20,66 @@ from iclr25.papers.dhtm.training import (
     sequence_claims,
 )
 
-# DEVIATION: the stochastic experiment's full preset has 300 episodes per phase (the
-# deterministic one 500) to stay within the laptop budget, and it reuses the points tuned on
-# the deterministic task.
+# DEVIATION: the stochastic experiments' full presets have 300 episodes per phase (the
+# deterministic one 500) to fit ten seeds in the laptop budget, and they reuse the points
+# tuned on the deterministic task.
 PRESETS = {
-    "smoke": dataclasses.replace(SEQ_PRESETS["smoke"], generator="stochastic"),
-    "quick": dataclasses.replace(SEQ_PRESETS["quick"], generator="stochastic"),
+    "smoke": dataclasses.replace(SEQ_PRESETS["smoke"], generator="stochastic_transitions"),
+    "quick": dataclasses.replace(SEQ_PRESETS["quick"], generator="stochastic_transitions"),
     "full": dataclasses.replace(
-        SEQ_PRESETS["full"], generator="stochastic", phase_episodes=(300, 300, 300)
+        SEQ_PRESETS["full"], generator="stochastic_transitions", phase_episodes=(300, 300, 300)
     ),
 }
 
-_NOT_LEARNED = (
-    "with noisy emissions DHTM does not learn the aliased contexts at our settings (excess "
-    "surprise about 1.1 nats per step before the switch, at the level of first-order Markov "
-    "counts; about 630 segments against 40 on the deterministic task), while {B} averages the "
-    "noise out"
+_WHY = (
+    "DHTM gives a redrawn (unexpected) symbol almost no probability (about 4.5 nats of excess "
+    "surprise at such steps, CSCG about 2.5, LSTM below the oracle) and, with least-used "
+    "bursting, loses its context for the rest of the episode (about 1.6 nats at the later "
+    "steps, CSCG 0.5); on the other steps it is as good as CSCG and RWKV"
 )
+_QUICK = "at quick scale (3 seeds, 100 episodes per phase) "
 
 
-def _area(b: str, when: str) -> dict[str, tuple[str, str]]:
-    quick = (
-        "at quick scale (3 seeds, 100 episodes per phase) with noisy emissions DHTM does not "
-        "learn the aliased contexts (excess surprise about 0.9 nats per step before the "
-        f"switch) and its area {when} is far above {b}'s on every seed"
-    )
-    full = _NOT_LEARNED.format(B=b) + f", so its area {when} is far above {b}'s"
-    return {"quick": ("contradicted", quick), "full": ("contradicted", full)}
-
-
-def _censored(b: str, what: str) -> tuple[str, str]:
+def _quick(b: str, metric: str) -> tuple[str, str]:
+    """Quick expectation of `metric`_vs_`b` as measured (3 seeds)."""
+    if metric in ("area", "area_back"):
+        return ("contradicted", _QUICK + _WHY + f", so its area is above {b}'s")
+    if metric == "recovery_back" and b == "CSCG":
+        return (
+            "contradicted",
+            _QUICK + "DHTM's windowed surprise after the switch back stays above the oracle's "
+            "for about 72 more episodes than CSCG's (" + _WHY + ")",
+        )
+    if metric == "sf_error" and b == "LSTM":
+        return (
+            "reproduced",
+            _QUICK + "DHTM's successor features at the end of phase B are closer to the exact "
+            "ones than the LSTM's (L1 0.3 lower): its rollouts follow the likely sequences",
+        )
     return (
         "inconclusive",
-        f"at quick scale (3 seeds, 100 episodes per phase) DHTM never recovers under noisy "
-        f"emissions (censored at 100 episodes) and {b} {what}; the 95% t interval of the "
-        "difference includes 0",
+        _QUICK + "the 95% t interval of the difference includes 0 (recovery times censored "
+        "at 100 episodes on some seeds, SF errors spread widely)",
     )
-
-
-def _recovery_full(b: str) -> tuple[str, str]:
-    return (
-        "contradicted",
-        _NOT_LEARNED.format(B=b) + f"; DHTM's recovery is censored on most seeds, {b} recovers",
-    )
-
-
-_SF_QUICK = (
-    "inconclusive",
-    "at quick scale (3 seeds) DHTM's SF error under noisy emissions varies widely across seeds; "
-    "the 95% t interval of the difference includes 0",
-)
-
-
-def _sf_full(b: str) -> tuple[str, str]:
-    return ("contradicted", _NOT_LEARNED.format(B=b) + f": its SF error is above {b}'s")
 
 
 CLAIMS = sequence_claims(
     {
-        **{f"area_vs_{b}": _area(b.upper(), "after the switch") for b in ("lstm", "rwkv", "cscg")},
-        **{
-            f"area_back_vs_{b}": _area(b.upper(), "after the switch back")
-            for b in ("lstm", "rwkv", "cscg")
-        },
-        "recovery_vs_lstm": {
-            "quick": _censored("LSTM", "recovers late on some seeds"),
-            "full": _recovery_full("LSTM"),
-        },
-        "recovery_back_vs_lstm": {
-            "quick": (
-                "contradicted",
-                "at quick scale (3 seeds) under noisy emissions the LSTM recovers from the "
-                "switch back within about 50 episodes while DHTM never does",
-            ),
-            "full": _recovery_full("LSTM"),
-        },
-        **{
-            f"{c}_vs_{b}": {
-                "quick": _censored(b.upper(), "is censored too"),
-                "full": _recovery_full(b.upper()),
-            }
-            for c in ("recovery", "recovery_back")
-            for b in ("rwkv", "cscg")
-        },
-        "recovery_back_vs_cscg": {
-            "quick": _censored("CSCG", "is censored too"),
-            "full": (
-                "inconclusive",
-                "DHTM recovers from the switch back later than CSCG on average (about 239 "
-                "episodes against 172, both censored on some seeds); with 5 seeds the 95% t "
-                "interval of the difference includes 0 (the old percentile bootstrap interval "
-                "did not: contradicted)",
-            ),
-        },
-        **{
-            f"sf_error_vs_{b}": {"quick": _SF_QUICK, "full": _sf_full(b.upper())}
-            for b in ("lstm", "rwkv", "cscg")
-        },
+        f"{row[0]}_vs_{b}": {"quick": _quick(b.upper(), row[0]), "full": _quick(b.upper(), row[0])}
+        for row in SEQ_CLAIM_ROWS
+        for b in ("lstm", "rwkv", "cscg")
     }
 )
 
 EXPERIMENT = Experiment(
     name="dhtm.sequences_stochastic",
-    summary="The sequence task with the stochastic generator (each symbol replaced by a "
-    "uniform one with probability 0.1; exact oracle): the same models, metrics and claims.",
+    summary="The sequence task with stochastic transitions (the sequence redrawn with "
+    "probability 0.1 before each symbol; exact oracle): the same models, metrics and claims.",
     config=SequenceConfig,
     presets=PRESETS,
     run=run_sequences,
     claims=CLAIMS,
     metrics=SEQ_METRICS,
-    seeds={"smoke": 1, "quick": 3, "full": 5},
+    seeds={"smoke": 1, "quick": 3, "full": 10},
     figures=functools.partial(plots.sequence_figures, name="dhtm.sequences_stochastic"),
 )
