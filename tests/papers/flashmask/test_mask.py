@@ -223,3 +223,43 @@ def test_int64_eviction_rows_are_checked_before_the_int32_cast():
         random_eviction(torch.tensor([1, BIG, 3], dtype=torch.int64))
     ok = MaskSpec(lts=torch.tensor([1, 3, 3], dtype=torch.int64), causal=True)
     assert ok.lts.dtype == torch.int32 and ok == random_eviction([1, 3, 3])
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: MaskSpec(n=BIG),
+        lambda: full(BIG),
+        lambda: causal(2**31),
+        lambda: sliding_window(BIG, 4),
+        lambda: prefix_lm_causal(BIG, 0),
+        lambda: global_sliding_window(BIG, 1, 4),
+        lambda: qk_sparse(BIG, (0, 0), (0, 0)),
+    ],
+)
+def test_a_length_past_int32_is_refused_before_anything_is_allocated(call):
+    # BIG columns would need 16 GiB per vector and N itself would not fit the int32 bounds
+    with pytest.raises(ValueError, match=rf"n={BIG}|n={2**31}"):
+        call()
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: causal_document([2**31 - 1, 1]),
+        lambda: document([BIG]),
+        lambda: causal_blockwise([2**30, 2**30]),
+        lambda: prefix_lm_document([BIG], [0]),
+        lambda: shared_question([[2**30, 2**30 - 1], [1, 1]]),
+    ],
+)
+def test_lengths_summing_past_int32_are_refused(call):
+    with pytest.raises(ValueError, match=r"sums? to N=\d+.*N <= 2147483647"):
+        call()
+
+
+@pytest.mark.parametrize("window", [2**40, 2**63])
+def test_a_window_wider_than_the_sequence_is_the_full_window(window):
+    # j + window + 1 used to wrap around in int64 and fail the range check with a negative bound
+    assert sliding_window(8, window) == sliding_window(8, 8) == causal(8)
+    assert global_sliding_window(8, 1, window) == global_sliding_window(8, 1, 8)

@@ -180,6 +180,18 @@ def test_malformed_mps_files_raise(tmp_path, text, needle):
         load_ilp(bad)
 
 
+@pytest.mark.parametrize("kind", ["LO", "UP", "FX", "MI", "PL", "BV", "LI", "UI", "SC", "FR"])
+def test_every_bound_type_rejects_a_non_numeric_value_and_an_unknown_column(tmp_path, kind):
+    # HiGHS reads a non-numeric bound as 0 and adds a variable for an unknown column
+    bad = tmp_path / "bad.mps"
+    bad.write_text(RANGED_MAX.replace("UP BND x 1", f"{kind} BND x abc"))
+    with pytest.raises(ValueError, match="line 17: 'abc' in BOUNDS is not a number"):
+        load_ilp(bad, integer_only=False)
+    bad.write_text(RANGED_MAX.replace("UP BND x 1", f"{kind} BND z 1"))
+    with pytest.raises(ValueError, match="line 17: unknown column 'z' in BOUNDS"):
+        load_ilp(bad, integer_only=False)
+
+
 @pytest.mark.parametrize(
     ("bounds", "lb", "ub"),
     [

@@ -31,6 +31,9 @@ from torch import Tensor
 
 from iclr25.core.checks import check_int
 
+MAX_N = 2**31 - 1
+"""Longest sequence a mask can hold: the row bounds (0..N) are stored as int32."""
+
 SKIP, FULL, PARTIAL = 0, 1, 2
 """Tile labels of `MaskSpec.classify`."""
 
@@ -95,7 +98,8 @@ class MaskSpec:
 
     Raises:
         TypeError: a vector is not an integer tensor.
-        ValueError: shapes differ, a bound lies outside [0, N], or a start lies after its end.
+        ValueError: shapes differ, a bound lies outside [0, N], a start lies after its end, or
+            N > MAX_N = 2**31 - 1 (the bounds would not fit int32).
     """
 
     def __init__(
@@ -123,9 +127,13 @@ class MaskSpec:
         else:
             if n is None:
                 raise ValueError("n=None: give an int n >= 1 when no row-bound vector is given")
-            n = check_int("n", n, 1)
+            n = check_int("n", n, 1, MAX_N)
             shape = torch.Size((1, 1, n))
         N = shape[-1]
+        if N > MAX_N:
+            raise ValueError(
+                f"the row-bound vectors have length N={N}: allowed is N <= {MAX_N} (int32 bounds)"
+            )
         for orphan, partner in (("lte", "lts"), ("uts", "ute")):
             if orphan in given and partner not in given:
                 raise ValueError(f"{orphan} is given without {partner}: give both or {partner}")
@@ -336,6 +344,10 @@ def _lengths(name: str, lengths: Sequence[int]) -> list[int]:
     out = [int(x) for x in lengths]
     if not out or any(x < 1 for x in out) or any(int(x) != x for x in lengths):
         raise ValueError(f"{name}={list(lengths)!r} must be a non-empty list of ints >= 1")
+    if sum(out) > MAX_N:
+        raise ValueError(
+            f"{name} sums to N={sum(out)}: allowed is N <= {MAX_N} (the bounds are int32)"
+        )
     return out
 
 
@@ -352,14 +364,19 @@ def _positive(name: str, value: int, minimum: int = 1) -> int:
     return check_int(name, value, minimum)
 
 
+def _seq_len(n: int) -> int:
+    """`n` as a sequence length in [1, MAX_N], checked before any tensor of length n is built."""
+    return check_int("n", n, 1, MAX_N)
+
+
 def full(n: int) -> MaskSpec:
     """Every row sees every column (no interval)."""
-    return MaskSpec(n=_positive("n", n))
+    return MaskSpec(n=_seq_len(n))
 
 
 def causal(n: int) -> MaskSpec:
     """Row i sees columns j <= i."""
-    return MaskSpec(n=_positive("n", n), causal=True)
+    return MaskSpec(n=_seq_len(n), causal=True)
 
 
 def sliding_window(n: int, window: int) -> MaskSpec:
@@ -369,7 +386,8 @@ def sliding_window(n: int, window: int) -> MaskSpec:
     column j is masked for rows i > j + window, i.e. LTS_j = min(j + window + 1, N) (Paddle's
     `window_size` convention).
     """
-    n, window = _positive("n", n), _positive("window", window, 0)
+    n, window = _seq_len(n), _positive("window", window, 0)
+    window = min(window, n)  # a wider window means the same mask; keeps j + window in int64
     j = torch.arange(n)
     return MaskSpec(lts=(j + window + 1).clamp(max=n), causal=True)
 
@@ -395,12 +413,20 @@ def shared_question(samples: Sequence[Sequence[int]]) -> MaskSpec:
     """
     if not samples:
         raise ValueError("samples=[] must hold at least one [question_len, answer_len, ...]")
-    lts = []
-    offset = 0
+    checked = []
     for k, sample in enumerate(samples):
         parts = _lengths(f"samples[{k}]", sample)
         if len(parts) < 2:
             raise ValueError(f"samples[{k}]={list(sample)!r} needs a question and >= 1 answer")
+        checked.append(parts)
+    total = sum(map(sum, checked))
+    if total > MAX_N:  # checked before the (N,) list is built
+        raise ValueError(
+            f"samples sum to N={total}: allowed is N <= {MAX_N} (the bounds are int32)"
+        )
+    lts = []
+    offset = 0
+    for parts in checked:
         end = offset + sum(parts)
         lts += [end] * parts[0]
         pos = offset + parts[0]
@@ -426,7 +452,7 @@ def prefix_lm_causal(n: int, prefix: int) -> MaskSpec:
 
     Non-causal flag; prefix columns are free; column j >= prefix has UT = [0, j).
     """
-    n, prefix = _positive("n", n), _positive("prefix", prefix, 0)
+    n, prefix = _seq_len(n), _positive("prefix", prefix, 0)
     if prefix > n:
         raise ValueError(f"prefix={prefix} must be <= n={n}")
     j = torch.arange(n)
@@ -459,8 +485,9 @@ def global_sliding_window(n: int, num_global: int, window: int) -> MaskSpec:
     j >= num_global: LT = [min(j + window + 1, N), N), UT = [num_global, max(num_global,
     j - window)).
     """
-    n = _positive("n", n)
+    n = _seq_len(n)
     g, window = _positive("num_global", num_global, 0), _positive("window", window, 0)
+    window = min(window, n)  # a wider window means the same mask; keeps j + window in int64
     if g > n:
         raise ValueError(f"num_global={g} must be <= n={n}")
     j = torch.arange(n)
@@ -480,7 +507,7 @@ def qk_sparse(n: int, drop_rows: tuple[int, int], drop_cols: tuple[int, int]) ->
     # DEVIATION: the paper's figure also shows a QK-sparse mask (noted from memory, not checked
     # against the PDF); we build it for one contiguous span of dropped queries and of keys, the
     # shape two intervals per column can hold.
-    n = _positive("n", n)
+    n = _seq_len(n)
     (r0, r1), (c0, c1) = drop_rows, drop_cols
     if not (0 <= r0 <= r1 <= n):
         raise ValueError(f"drop_rows={drop_rows!r} must satisfy 0 <= start <= end <= n={n}")

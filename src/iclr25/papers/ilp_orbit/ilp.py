@@ -357,7 +357,8 @@ def load_ilp(path: str | os.PathLike, integer_only: bool = True) -> ILP:
 
     Raises:
         FileNotFoundError: `path` does not exist.
-        ValueError: Another suffix, a file HiGHS cannot parse, or continuous variables.
+        ValueError: Another suffix, a file HiGHS cannot parse, an MPS entry HiGHS would read
+            silently (see `_check_mps`; the message names the line), or continuous variables.
     """
     p = Path(path)
     if p.suffix.lower() not in FILE_SUFFIXES:
