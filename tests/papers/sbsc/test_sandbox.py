@@ -134,6 +134,37 @@ def test_writes_outside_the_workdir_are_refused(sb, tmp_path):
     assert not os.path.exists(r.stdout.strip())  # and removed afterwards
 
 
+def test_directory_descriptors_cannot_carry_writes_or_reads_outside(sb, tmp_path):
+    # the audit hook sees only the relative path of os.open(..., dir_fd=fd): a descriptor of a
+    # directory outside, or a moved working directory, must not let a relative path escape
+    outside = str(tmp_path)
+    r = sb.run(
+        f"import os\nfd = os.open({outside!r}, os.O_RDONLY)\n"
+        "os.write(os.open('escape.txt', os.O_WRONLY | os.O_CREAT, dir_fd=fd), b'x')"
+    )
+    assert r.status == "error" and "PermissionError" in r.stderr, r.stderr
+    r = sb.run(  # the parent's environment through a descriptor of /proc
+        f"import os\nfd = os.open('/proc', os.O_RDONLY)\n"
+        f"print(os.read(os.open('{os.getpid()}/environ', os.O_RDONLY, dir_fd=fd), 1 << 16))"
+    )
+    assert r.status == "error" and "PermissionError" in r.stderr, r.stderr
+    r = sb.run(  # a working directory n levels deeper and a descriptor of the top: n times
+        # ".." leads from the descriptor to "/", from the working directory back to the top
+        "import os\nn = os.getcwd().count('/')\nos.makedirs('/'.join(['d'] * n))\n"
+        "fd = os.open('.', os.O_RDONLY)\nos.chdir('/'.join(['d'] * n))\n"
+        f"os.open('../' * n + {outside.lstrip('/')!r} + '/escape.txt', "
+        "os.O_WRONLY | os.O_CREAT, dir_fd=fd)"
+    )
+    assert r.status == "error" and "PermissionError" in r.stderr, r.stderr
+    assert sb.run(f"import os\nos.chdir({outside!r})").status == "error"
+    assert list(tmp_path.iterdir()) == []
+    r = sb.run(  # directories inside the working directory still work (rmtree opens them)
+        "import tempfile\nwith tempfile.TemporaryDirectory() as d:\n"
+        "    open(d + '/f', 'w').write('x')\nprint('ok')"
+    )
+    assert r.ok and r.stdout == "ok\n", r.stderr
+
+
 def test_file_size_limit(sb):
     r = sb.run("open('big', 'wb').write(b'x' * (5 * 2**20))")
     assert r.status == "error" and "File too large" in r.stderr

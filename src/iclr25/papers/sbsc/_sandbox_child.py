@@ -14,7 +14,8 @@ The worker, after `fork`: a new session (its own process group), stdin from /dev
 and stderr to pipes the supervisor reads with a cap, all other descriptors closed, a fresh
 temporary working directory, a minimal environment, resource limits (CPU seconds, address
 space, file size, open files, processes, no core dumps), an audit hook (writes outside the
-working directory, other processes' /proc entries, process creation and ctypes calls refused),
+working directory, other processes' /proc entries, changing the working directory, opening
+directories outside it, process creation and ctypes calls refused),
 and the seccomp filter (socket, fork/vfork, execve, non-thread clone, kill of other
 processes, ptrace, mount and namespace calls refused with EPERM; clone3 with ENOSYS so that glibc
 falls back to clone). The filter holds for root, unlike RLIMIT_NPROC.
@@ -114,7 +115,10 @@ def make_audit_hook(workdir: str):
     """The worker's audit hook: a Python-level guard for what seccomp cannot see (paths).
 
     Native code could bypass it, which is why ctypes calls are refused too; bubblewrap (where
-    installed) makes the file system read-only for real.
+    installed) makes the file system read-only for real. Paths are resolved against the working
+    directory, so the hook also keeps that directory fixed and refuses to open directories
+    outside it (a descriptor of one, passed as `dir_fd`, would make a relative path escape).
+    Reading files outside is allowed (the interpreter needs its library).
     """
     workdir = os.path.realpath(workdir)
     write_flags = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
@@ -130,10 +134,18 @@ def make_audit_hook(workdir: str):
     def hook(event: str, args: tuple) -> None:
         if event in _AUDIT_DENY or event.startswith("os.exec") or event.startswith("os.spawn"):
             raise PermissionError(f"sandbox: {event} is not allowed")
-        if event == "open":
+        if event == "os.chdir":
+            # relative paths are checked against the working directory: it must not move
+            if resolve(args[0]) != workdir:
+                raise PermissionError("sandbox: changing the working directory is not allowed")
+        elif event == "open":
             path = resolve(args[0])
             if path is None:
                 return
+            # the "open" event does not carry dir_fd: a directory descriptor from outside the
+            # working directory would let a relative path escape every check below
+            if os.path.isdir(path) and not _inside(path, workdir):
+                raise PermissionError(f"sandbox: opening the directory {path} is not allowed")
             mode = args[1] if len(args) > 1 else None
             flags = args[2] if len(args) > 2 else 0
             writing = bool(flags and flags & write_flags) or bool(
