@@ -21,10 +21,11 @@ from iclr25.papers.sbsc.method import (
     SBSC,
     ReplayLM,
     Transcript,
+    Turn,
     format_feedback,
     last_code_block,
 )
-from iclr25.papers.sbsc.sandbox import ExecResult, Sandbox
+from iclr25.papers.sbsc.sandbox import PROGRAM_FAILURES, ExecResult, Sandbox
 
 pytestmark = pytest.mark.xdist_group("sbsc_sandbox")
 
@@ -160,6 +161,15 @@ def test_exemplar_programs_print_what_they_show(sb):
         assert boxed == pairs[-1][1].strip()
     for ex in (*P.PAL_EXEMPLARS, *P.POT_EXEMPLARS):
         assert sb.run(last_code_block(ex)).stdout.strip() == "36"
+
+
+def test_every_program_failure_counts_and_sandbox_failures_apart():
+    # the transcript's counts follow the sandbox's split of statuses, "killed" included
+    tr = Transcript("sbsc", "p", "prompt")
+    for status in ("ok", "error", "timeout", "output_limit", "killed", "sandbox_error", ""):
+        tr.turns.append(Turn("gen", status=status))
+    assert tr.program_errors == 4 and tr.sandbox_failures == 1 and tr.executions == 6
+    assert tr.program_errors == sum(ExecResult(s).program_failed for s in PROGRAM_FAILURES)
 
 
 def test_feedback_truncation_and_traceback_tail():

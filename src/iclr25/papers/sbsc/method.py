@@ -23,7 +23,7 @@ from typing import Any, Literal
 from iclr25.core.checks import check_choice, check_float, check_int
 from iclr25.papers.sbsc import prompts as P
 from iclr25.papers.sbsc.answers import extract_boxed, normalize
-from iclr25.papers.sbsc.sandbox import ExecResult, Executor
+from iclr25.papers.sbsc.sandbox import PROGRAM_FAILURES, ExecResult, Executor
 
 OUTPUT_STOP = "```output"
 """The stop string: the model writes up to here, the harness writes the output block."""
@@ -126,7 +126,7 @@ class Transcript:
     @property
     def program_errors(self) -> int:
         """Runs that failed by the program's fault (error, timeout, output limit, signal)."""
-        return sum(1 for t in self.turns if t.status in ("error", "timeout", "output_limit"))
+        return sum(1 for t in self.turns if t.status in PROGRAM_FAILURES)
 
     @property
     def sandbox_failures(self) -> int:
