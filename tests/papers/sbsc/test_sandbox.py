@@ -213,6 +213,22 @@ def test_killing_the_supervisor_is_contained_and_counted(sb):
     assert sb.run("print(1)").ok
 
 
+def test_program_cannot_pose_as_a_sandbox_failure(sb):
+    # exit status 125 is the worker's "set-up failed"; from the program it is a program error
+    for code in ("raise SystemExit(125)", "import os\nos._exit(125)", "import sys\nsys.stdout = 0"):
+        r = sb.run(code)
+        assert r.status == "error" and r.program_failed and not r.sandbox_failed, (code, r)
+
+
+def test_failed_worker_set_up_is_a_sandbox_failure():
+    # a limit the worker cannot set makes its set-up fail before the program runs
+    with Sandbox(wall_s=3.0) as s:
+        s.limits["open_files"] = "many"  # white box: past the constructor's checks
+        r = s.run("print(1)")
+        assert r.status == "sandbox_error" and r.sandbox_failed and not r.program_failed
+        assert "worker set-up failed" in r.stderr
+
+
 def test_supervisor_death_is_a_sandbox_failure_then_restart():
     with Sandbox(wall_s=3.0) as s:
         assert s.run("print(1)").ok

@@ -197,8 +197,15 @@ def _set_limits(lim: dict) -> None:
         cap(resource.RLIMIT_NPROC, int(lim["processes"]))
 
 
-def _worker(code: str, lim: dict, workdir: str, w_out: int, w_err: int, use_seccomp: bool):
-    """The forked worker: confine itself, then run `code` as `__main__`. Never returns."""
+def _worker(
+    code: str, lim: dict, workdir: str, w_out: int, w_err: int, w_ok: int, use_seccomp: bool
+):
+    """The forked worker: confine itself, then run `code` as `__main__`. Never returns.
+
+    Once confined it writes one byte to `w_ok` and closes it, before the program runs: exit
+    status 125 means a failed set-up (a sandbox failure) only when that byte never came, so a
+    program cannot pass its own failure off as the sandbox's.
+    """
     status = 1
     try:
         os.setsid()
@@ -206,7 +213,8 @@ def _worker(code: str, lim: dict, workdir: str, w_out: int, w_err: int, use_secc
         os.dup2(devnull, 0)
         os.dup2(w_out, 1)
         os.dup2(w_err, 2)
-        os.closerange(3, 1 << 16)
+        os.dup2(w_ok, 3)
+        os.closerange(4, 1 << 16)
         os.chdir(workdir)
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
             signal.signal(sig, signal.SIG_DFL)
@@ -228,6 +236,8 @@ def _worker(code: str, lim: dict, workdir: str, w_out: int, w_err: int, use_secc
 
         linecache.cache["<program>"] = (len(code), None, code.splitlines(True), "<program>")
         glb = {"__name__": "__main__", "__builtins__": __builtins__}
+        os.write(3, b"1")  # confined: what fails from here on is the program's
+        os.close(3)
         try:
             exec(compile(code, "<program>", "exec"), glb)
             status = 0
@@ -260,6 +270,7 @@ def run_one(code: str, lim: dict, root: str, use_seccomp: bool) -> dict:
     workdir = tempfile.mkdtemp(prefix="run-", dir=root)
     r_out, w_out = os.pipe()
     r_err, w_err = os.pipe()
+    r_ok, w_ok = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
     t0 = time.monotonic()
@@ -267,9 +278,11 @@ def run_one(code: str, lim: dict, root: str, use_seccomp: bool) -> dict:
     if pid == 0:  # pragma: no cover - the worker
         os.close(r_out)
         os.close(r_err)
-        _worker(code, lim, workdir, w_out, w_err, use_seccomp)
+        os.close(r_ok)
+        _worker(code, lim, workdir, w_out, w_err, w_ok, use_seccomp)
     os.close(w_out)
     os.close(w_err)
+    os.close(w_ok)
     cap = int(lim["output_bytes"])
     drain = int(lim["drain_bytes"])
     bufs = {r_out: bytearray(), r_err: bytearray()}
@@ -301,6 +314,8 @@ def run_one(code: str, lim: dict, root: str, use_seccomp: bool) -> dict:
         os.close(fd)
     _, wstatus = os.waitpid(pid, 0)
     wall = time.monotonic() - t0
+    confined = os.read(r_ok, 1) == b"1"  # the worker is gone: no write end is left open
+    os.close(r_ok)
     shutil.rmtree(workdir, ignore_errors=True)
     returncode = os.waitstatus_to_exitcode(wstatus)
     if killed:
@@ -310,7 +325,7 @@ def run_one(code: str, lim: dict, root: str, use_seccomp: bool) -> dict:
     elif returncode < 0:
         sig = -returncode
         status = "timeout" if sig in (signal.SIGXCPU, signal.SIGKILL) else "killed"
-    elif returncode == 125:
+    elif returncode == 125 and not confined:
         status = "sandbox_error"
     else:
         status = "error"
