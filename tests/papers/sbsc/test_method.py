@@ -245,6 +245,31 @@ def test_bad_input_names_the_value(sb):
         normalize_aime(True)
 
 
+def test_bad_batches_are_refused_before_any_model_call(sb):
+    lm = ScriptedLM([])  # no turns: a model call would fail with IndexError
+    for solver in (SBSC(lm, sb), TIR(lm, sb), PAL(lm, sb), COT(lm)):
+        with pytest.raises(TypeError, match="is one text: solve_many takes a list"):
+            solver.solve_many("What is 2 + 2?")  # not split into 14 one-character problems
+        with pytest.raises(ValueError, match="choices has 1 entries for 2 problems"):
+            solver.solve_many(["p", "q"], choices=[None])
+        with pytest.raises(TypeError, match="choices is one mapping"):
+            solver.solve_many(["p"], choices={"A": "1"})
+    amc = (
+        SBSC(lm, sb, answer_kind="amc"),
+        PAL(lm, sb, answer_kind="amc"),
+        COT(lm, answer_kind="amc"),
+    )
+    for solver in amc:
+        with pytest.raises(ValueError, match=r"needs choices .* problems \[1\] have none"):
+            solver.solve_many(["p", "q"], choices=[{"A": "1"}, None])
+    with pytest.raises(TypeError, match="list of problem texts"):
+        self_consistency(PAL(lm, sb).solve_many, "p", 2)
+    with pytest.raises(TypeError, match="is one answer"):
+        majority_vote("35")
+    assert lm.prompts == []
+    assert normalize(-12, "integer") == "-12" and normalize("\\boxed{-12}", "integer") == "-12"
+
+
 def test_evaluate_end_to_end_and_transcripts_replay(sb, tmp_path):
     from iclr25.papers.sbsc.data import load_problems
     from iclr25.papers.sbsc.evaluate import evaluate

@@ -153,6 +153,39 @@ class Transcript:
         return cls(**d)
 
 
+def check_batch(
+    problems: Sequence[str],
+    choices: Sequence[Mapping[str, str] | None] | None,
+    answer_kind: str,
+) -> tuple[list[str], list[Mapping[str, str] | None]]:
+    """The problems and per-problem AMC choices of a `solve_many` call, checked before any
+    model call: a list of texts (not one bare string), choices of the same length, and choices
+    for every problem when answer_kind="amc".
+
+    Returns:
+        (problems, choices) as lists.
+    """
+    if isinstance(problems, (str, bytes)):
+        raise TypeError(
+            f"problems={problems[:40]!r}... is one text: solve_many takes a list of problem "
+            "texts (use solve for one)"
+        )
+    problems = list(problems)  # each text is checked where its prompt is built
+    if isinstance(choices, Mapping):
+        raise TypeError("choices is one mapping: give one per problem (a list of mappings)")
+    choices = list(choices) if choices is not None else [None] * len(problems)
+    if len(choices) != len(problems):
+        raise ValueError(f"choices has {len(choices)} entries for {len(problems)} problems")
+    if answer_kind == "amc":
+        missing = [i for i, c in enumerate(choices) if not isinstance(c, Mapping)]
+        if missing:
+            raise ValueError(
+                f"answer_kind='amc' needs choices (letter -> value) for every problem; "
+                f"problems {missing[:5]} have none"
+            )
+    return problems, choices
+
+
 def _fence(feedback: str) -> str:
     return f"{OUTPUT_STOP}\n{feedback}\n```\n"
 
@@ -272,10 +305,7 @@ class MultiTurnSolver:
             B transcripts, in order.
         """
         check_int("seed", seed, low=0)
-        problems = list(problems)
-        choices = list(choices) if choices is not None else [None] * len(problems)
-        if len(choices) != len(problems):
-            raise ValueError(f"choices has {len(choices)} entries for {len(problems)} problems")
+        problems, choices = check_batch(problems, choices, self.answer_kind)
         trs = [
             Transcript(
                 self.method,
