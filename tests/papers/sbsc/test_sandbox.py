@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
+import threading
 import time
 from pathlib import Path
 
@@ -236,6 +238,18 @@ def test_supervisor_death_is_a_sandbox_failure_then_restart():
         s._proc.wait()
         r = s.run("print(2)")  # restarted before the run
         assert r.ok and s.restarts == 1
+
+
+def test_supervisor_dying_mid_run_is_a_sandbox_failure():
+    # the program is fine; its supervisor dies under it (the test kills the supervisor it
+    # started, by PID): a sandbox failure, not a program error, and the next run restarts
+    with Sandbox(wall_s=5.0) as s:
+        timer = threading.Timer(0.3, os.kill, (s._proc.pid, signal.SIGKILL))
+        timer.start()
+        r = s.run("import time\ntime.sleep(2)")  # the orphaned worker ends by itself
+        timer.join()
+        assert r.status == "sandbox_error" and r.sandbox_failed and not r.program_failed
+        assert s.run("print(2)").ok
 
 
 def test_fresh_mode_matches_forkserver():
