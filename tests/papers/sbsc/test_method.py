@@ -21,10 +21,11 @@ from iclr25.papers.sbsc.method import (
     SBSC,
     ReplayLM,
     Transcript,
+    Turn,
     format_feedback,
     last_code_block,
 )
-from iclr25.papers.sbsc.sandbox import ExecResult, Sandbox
+from iclr25.papers.sbsc.sandbox import PROGRAM_FAILURES, ExecResult, Sandbox
 
 pytestmark = pytest.mark.xdist_group("sbsc_sandbox")
 
@@ -162,6 +163,15 @@ def test_exemplar_programs_print_what_they_show(sb):
         assert sb.run(last_code_block(ex)).stdout.strip() == "36"
 
 
+def test_every_program_failure_counts_and_sandbox_failures_apart():
+    # the transcript's counts follow the sandbox's split of statuses, "killed" included
+    tr = Transcript("sbsc", "p", "prompt")
+    for status in ("ok", "error", "timeout", "output_limit", "killed", "sandbox_error", ""):
+        tr.turns.append(Turn("gen", status=status))
+    assert tr.program_errors == 4 and tr.sandbox_failures == 1 and tr.executions == 6
+    assert tr.program_errors == sum(ExecResult(s).program_failed for s in PROGRAM_FAILURES)
+
+
 def test_feedback_truncation_and_traceback_tail():
     long = ExecResult("ok", stdout="x" * 5000)
     assert format_feedback(long, output_chars=100).endswith("[output truncated]")
@@ -233,6 +243,31 @@ def test_bad_input_names_the_value(sb):
         self_consistency(PAL(lm, sb).solve_many, ["p"], 0)
     with pytest.raises(TypeError, match="bool"):
         normalize_aime(True)
+
+
+def test_bad_batches_are_refused_before_any_model_call(sb):
+    lm = ScriptedLM([])  # no turns: a model call would fail with IndexError
+    for solver in (SBSC(lm, sb), TIR(lm, sb), PAL(lm, sb), COT(lm)):
+        with pytest.raises(TypeError, match="is one text: solve_many takes a list"):
+            solver.solve_many("What is 2 + 2?")  # not split into 14 one-character problems
+        with pytest.raises(ValueError, match="choices has 1 entries for 2 problems"):
+            solver.solve_many(["p", "q"], choices=[None])
+        with pytest.raises(TypeError, match="choices is one mapping"):
+            solver.solve_many(["p"], choices={"A": "1"})
+    amc = (
+        SBSC(lm, sb, answer_kind="amc"),
+        PAL(lm, sb, answer_kind="amc"),
+        COT(lm, answer_kind="amc"),
+    )
+    for solver in amc:
+        with pytest.raises(ValueError, match=r"needs choices .* problems \[1\] have none"):
+            solver.solve_many(["p", "q"], choices=[{"A": "1"}, None])
+    with pytest.raises(TypeError, match="list of problem texts"):
+        self_consistency(PAL(lm, sb).solve_many, "p", 2)
+    with pytest.raises(TypeError, match="is one answer"):
+        majority_vote("35")
+    assert lm.prompts == []
+    assert normalize(-12, "integer") == "-12" and normalize("\\boxed{-12}", "integer") == "-12"
 
 
 def test_evaluate_end_to_end_and_transcripts_replay(sb, tmp_path):

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
+import threading
 import time
 from pathlib import Path
 
@@ -134,6 +136,37 @@ def test_writes_outside_the_workdir_are_refused(sb, tmp_path):
     assert not os.path.exists(r.stdout.strip())  # and removed afterwards
 
 
+def test_directory_descriptors_cannot_carry_writes_or_reads_outside(sb, tmp_path):
+    # the audit hook sees only the relative path of os.open(..., dir_fd=fd): a descriptor of a
+    # directory outside, or a moved working directory, must not let a relative path escape
+    outside = str(tmp_path)
+    r = sb.run(
+        f"import os\nfd = os.open({outside!r}, os.O_RDONLY)\n"
+        "os.write(os.open('escape.txt', os.O_WRONLY | os.O_CREAT, dir_fd=fd), b'x')"
+    )
+    assert r.status == "error" and "PermissionError" in r.stderr, r.stderr
+    r = sb.run(  # the parent's environment through a descriptor of /proc
+        f"import os\nfd = os.open('/proc', os.O_RDONLY)\n"
+        f"print(os.read(os.open('{os.getpid()}/environ', os.O_RDONLY, dir_fd=fd), 1 << 16))"
+    )
+    assert r.status == "error" and "PermissionError" in r.stderr, r.stderr
+    r = sb.run(  # a working directory n levels deeper and a descriptor of the top: n times
+        # ".." leads from the descriptor to "/", from the working directory back to the top
+        "import os\nn = os.getcwd().count('/')\nos.makedirs('/'.join(['d'] * n))\n"
+        "fd = os.open('.', os.O_RDONLY)\nos.chdir('/'.join(['d'] * n))\n"
+        f"os.open('../' * n + {outside.lstrip('/')!r} + '/escape.txt', "
+        "os.O_WRONLY | os.O_CREAT, dir_fd=fd)"
+    )
+    assert r.status == "error" and "PermissionError" in r.stderr, r.stderr
+    assert sb.run(f"import os\nos.chdir({outside!r})").status == "error"
+    assert list(tmp_path.iterdir()) == []
+    r = sb.run(  # directories inside the working directory still work (rmtree opens them)
+        "import tempfile\nwith tempfile.TemporaryDirectory() as d:\n"
+        "    open(d + '/f', 'w').write('x')\nprint('ok')"
+    )
+    assert r.ok and r.stdout == "ok\n", r.stderr
+
+
 def test_file_size_limit(sb):
     r = sb.run("open('big', 'wb').write(b'x' * (5 * 2**20))")
     assert r.status == "error" and "File too large" in r.stderr
@@ -182,6 +215,22 @@ def test_killing_the_supervisor_is_contained_and_counted(sb):
     assert sb.run("print(1)").ok
 
 
+def test_program_cannot_pose_as_a_sandbox_failure(sb):
+    # exit status 125 is the worker's "set-up failed"; from the program it is a program error
+    for code in ("raise SystemExit(125)", "import os\nos._exit(125)", "import sys\nsys.stdout = 0"):
+        r = sb.run(code)
+        assert r.status == "error" and r.program_failed and not r.sandbox_failed, (code, r)
+
+
+def test_failed_worker_set_up_is_a_sandbox_failure():
+    # a limit the worker cannot set makes its set-up fail before the program runs
+    with Sandbox(wall_s=3.0) as s:
+        s.limits["open_files"] = "many"  # white box: past the constructor's checks
+        r = s.run("print(1)")
+        assert r.status == "sandbox_error" and r.sandbox_failed and not r.program_failed
+        assert "worker set-up failed" in r.stderr
+
+
 def test_supervisor_death_is_a_sandbox_failure_then_restart():
     with Sandbox(wall_s=3.0) as s:
         assert s.run("print(1)").ok
@@ -189,6 +238,18 @@ def test_supervisor_death_is_a_sandbox_failure_then_restart():
         s._proc.wait()
         r = s.run("print(2)")  # restarted before the run
         assert r.ok and s.restarts == 1
+
+
+def test_supervisor_dying_mid_run_is_a_sandbox_failure():
+    # the program is fine; its supervisor dies under it (the test kills the supervisor it
+    # started, by PID): a sandbox failure, not a program error, and the next run restarts
+    with Sandbox(wall_s=5.0) as s:
+        timer = threading.Timer(0.3, os.kill, (s._proc.pid, signal.SIGKILL))
+        timer.start()
+        r = s.run("import time\ntime.sleep(2)")  # the orphaned worker ends by itself
+        timer.join()
+        assert r.status == "sandbox_error" and r.sandbox_failed and not r.program_failed
+        assert s.run("print(2)").ok
 
 
 def test_fresh_mode_matches_forkserver():

@@ -145,6 +145,10 @@ def test_noisy_solver_bad_input():
         NoisySolver(probs).generate([SBSC.__module__ and "x\n\n### Problem\nnot known\n\n"])
     with pytest.raises(ValueError, match="family='geometry' is not allowed"):
         make_problem("geometry", {}, "x")
+    with pytest.raises(ValueError, match=r"params=\{\} is not allowed: lattice takes the keys"):
+        make_problem("lattice", {}, "x")
+    with pytest.raises(ValueError, match="the values must be ints >= 1"):
+        make_problem("subsets", {"n": 10, "m": 0}, "x")
     with pytest.raises(ValueError, match="n_per_family=0 is not allowed"):
         generate_problems(0)
 

@@ -14,7 +14,8 @@ The worker, after `fork`: a new session (its own process group), stdin from /dev
 and stderr to pipes the supervisor reads with a cap, all other descriptors closed, a fresh
 temporary working directory, a minimal environment, resource limits (CPU seconds, address
 space, file size, open files, processes, no core dumps), an audit hook (writes outside the
-working directory, other processes' /proc entries, process creation and ctypes calls refused),
+working directory, other processes' /proc entries, changing the working directory, opening
+directories outside it, process creation and ctypes calls refused),
 and the seccomp filter (socket, fork/vfork, execve, non-thread clone, kill of other
 processes, ptrace, mount and namespace calls refused with EPERM; clone3 with ENOSYS so that glibc
 falls back to clone). The filter holds for root, unlike RLIMIT_NPROC.
@@ -114,7 +115,10 @@ def make_audit_hook(workdir: str):
     """The worker's audit hook: a Python-level guard for what seccomp cannot see (paths).
 
     Native code could bypass it, which is why ctypes calls are refused too; bubblewrap (where
-    installed) makes the file system read-only for real.
+    installed) makes the file system read-only for real. Paths are resolved against the working
+    directory, so the hook also keeps that directory fixed and refuses to open directories
+    outside it (a descriptor of one, passed as `dir_fd`, would make a relative path escape).
+    Reading files outside is allowed (the interpreter needs its library).
     """
     workdir = os.path.realpath(workdir)
     write_flags = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
@@ -130,10 +134,18 @@ def make_audit_hook(workdir: str):
     def hook(event: str, args: tuple) -> None:
         if event in _AUDIT_DENY or event.startswith("os.exec") or event.startswith("os.spawn"):
             raise PermissionError(f"sandbox: {event} is not allowed")
-        if event == "open":
+        if event == "os.chdir":
+            # relative paths are checked against the working directory: it must not move
+            if resolve(args[0]) != workdir:
+                raise PermissionError("sandbox: changing the working directory is not allowed")
+        elif event == "open":
             path = resolve(args[0])
             if path is None:
                 return
+            # the "open" event does not carry dir_fd: a directory descriptor from outside the
+            # working directory would let a relative path escape every check below
+            if os.path.isdir(path) and not _inside(path, workdir):
+                raise PermissionError(f"sandbox: opening the directory {path} is not allowed")
             mode = args[1] if len(args) > 1 else None
             flags = args[2] if len(args) > 2 else 0
             writing = bool(flags and flags & write_flags) or bool(
@@ -185,8 +197,15 @@ def _set_limits(lim: dict) -> None:
         cap(resource.RLIMIT_NPROC, int(lim["processes"]))
 
 
-def _worker(code: str, lim: dict, workdir: str, w_out: int, w_err: int, use_seccomp: bool):
-    """The forked worker: confine itself, then run `code` as `__main__`. Never returns."""
+def _worker(
+    code: str, lim: dict, workdir: str, w_out: int, w_err: int, w_ok: int, use_seccomp: bool
+):
+    """The forked worker: confine itself, then run `code` as `__main__`. Never returns.
+
+    Once confined it writes one byte to `w_ok` and closes it, before the program runs: exit
+    status 125 means a failed set-up (a sandbox failure) only when that byte never came, so a
+    program cannot pass its own failure off as the sandbox's.
+    """
     status = 1
     try:
         os.setsid()
@@ -194,7 +213,8 @@ def _worker(code: str, lim: dict, workdir: str, w_out: int, w_err: int, use_secc
         os.dup2(devnull, 0)
         os.dup2(w_out, 1)
         os.dup2(w_err, 2)
-        os.closerange(3, 1 << 16)
+        os.dup2(w_ok, 3)
+        os.closerange(4, 1 << 16)
         os.chdir(workdir)
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
             signal.signal(sig, signal.SIG_DFL)
@@ -216,6 +236,8 @@ def _worker(code: str, lim: dict, workdir: str, w_out: int, w_err: int, use_secc
 
         linecache.cache["<program>"] = (len(code), None, code.splitlines(True), "<program>")
         glb = {"__name__": "__main__", "__builtins__": __builtins__}
+        os.write(3, b"1")  # confined: what fails from here on is the program's
+        os.close(3)
         try:
             exec(compile(code, "<program>", "exec"), glb)
             status = 0
@@ -248,6 +270,7 @@ def run_one(code: str, lim: dict, root: str, use_seccomp: bool) -> dict:
     workdir = tempfile.mkdtemp(prefix="run-", dir=root)
     r_out, w_out = os.pipe()
     r_err, w_err = os.pipe()
+    r_ok, w_ok = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
     t0 = time.monotonic()
@@ -255,9 +278,11 @@ def run_one(code: str, lim: dict, root: str, use_seccomp: bool) -> dict:
     if pid == 0:  # pragma: no cover - the worker
         os.close(r_out)
         os.close(r_err)
-        _worker(code, lim, workdir, w_out, w_err, use_seccomp)
+        os.close(r_ok)
+        _worker(code, lim, workdir, w_out, w_err, w_ok, use_seccomp)
     os.close(w_out)
     os.close(w_err)
+    os.close(w_ok)
     cap = int(lim["output_bytes"])
     drain = int(lim["drain_bytes"])
     bufs = {r_out: bytearray(), r_err: bytearray()}
@@ -289,6 +314,8 @@ def run_one(code: str, lim: dict, root: str, use_seccomp: bool) -> dict:
         os.close(fd)
     _, wstatus = os.waitpid(pid, 0)
     wall = time.monotonic() - t0
+    confined = os.read(r_ok, 1) == b"1"  # the worker is gone: no write end is left open
+    os.close(r_ok)
     shutil.rmtree(workdir, ignore_errors=True)
     returncode = os.waitstatus_to_exitcode(wstatus)
     if killed:
@@ -298,7 +325,7 @@ def run_one(code: str, lim: dict, root: str, use_seccomp: bool) -> dict:
     elif returncode < 0:
         sig = -returncode
         status = "timeout" if sig in (signal.SIGXCPU, signal.SIGKILL) else "killed"
-    elif returncode == 125:
+    elif returncode == 125 and not confined:
         status = "sandbox_error"
     else:
         status = "error"

@@ -122,6 +122,10 @@ def normalize(answer: str | None, kind: str = "aime", choices: Mapping[str, str]
     if kind == "integer":
         if answer is None:
             return None
+        if isinstance(answer, bool):
+            raise TypeError("answer must be a str or an int, not a bool")
+        if isinstance(answer, int):
+            return str(answer)
         s = _strip_latex(extract_boxed(answer) or answer).replace(",", "").replace(" ", "")
         m = re.fullmatch(r"([+-]?\d+)(?:\.0*)?", s)
         return str(int(m.group(1))) if m else None
@@ -136,6 +140,8 @@ def majority_vote(answers: Sequence[str | None]) -> str | None:
         >>> majority_vote(["3", None, "5", "5", "3"])
         '3'
     """
+    if isinstance(answers, (str, bytes)):
+        raise TypeError(f"answers={answers!r} is one answer: give a list of the k answers")
     valid = [a for a in answers if a is not None]
     if not valid:
         return None

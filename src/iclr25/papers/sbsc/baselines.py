@@ -21,6 +21,7 @@ from iclr25.papers.sbsc.method import (
     MultiTurnSolver,
     Transcript,
     Turn,
+    check_batch,
     format_feedback,
     last_code_block,
 )
@@ -88,8 +89,7 @@ class PAL:
             One transcript per problem (stop "single").
         """
         check_int("seed", seed, low=0)
-        problems = list(problems)
-        choices = list(choices) if choices is not None else [None] * len(problems)
+        problems, choices = check_batch(problems, choices, self.answer_kind)
         trs = [
             Transcript(
                 self.method,
@@ -152,8 +152,7 @@ class COT:
     def solve_many(self, problems, seed: int = 0, choices=None) -> list[Transcript]:
         """One batched generation; the answer is the last boxed value."""
         check_int("seed", seed, low=0)
-        problems = list(problems)
-        choices = list(choices) if choices is not None else [None] * len(problems)
+        problems, choices = check_batch(problems, choices, self.answer_kind)
         trs = [
             Transcript(
                 "cot",
@@ -200,6 +199,8 @@ def self_consistency(
         The voted answer per problem, and the k transcripts per problem.
     """
     k = check_int("k", k, low=1)
+    if isinstance(problems, (str, bytes)):
+        raise TypeError("problems is one text: self_consistency takes a list of problem texts")
     seeds = list(range(1, k + 1)) if seeds is None else [int(s) for s in seeds]
     if len(seeds) != k:
         raise ValueError(f"seeds has {len(seeds)} entries: must have k={k}")

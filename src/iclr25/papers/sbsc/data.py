@@ -79,6 +79,12 @@ def make_problem(family: str, params: dict, pid: str) -> Problem:
         pid: Its identifier.
     """
     check_choice("family", family, FAMILIES)
+    need = {"lattice": "R", "subsets": "nm", "divisors": "AB", "modtail": "abcdef"}[family]
+    if not isinstance(params, dict) or sorted(params) != sorted(need):
+        raise ValueError(f"params={params!r} is not allowed: {family} takes the keys {list(need)}")
+    bad = {k: v for k, v in params.items() if isinstance(v, bool) or not isinstance(v, int)}
+    if bad or min(params.values()) < 1:
+        raise ValueError(f"params={params!r} is not allowed: the values must be ints >= 1")
     p = params
     if family == "lattice":
         text = (

@@ -125,7 +125,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     if a.limit:
         problems = problems[: a.limit]
     kind = "integer" if a.data == "champ" else "aime"
-    with Sandbox(preimport=(*DEFAULT_PREIMPORT, "sympy")) as sb:
+    with Sandbox(preimport=(*DEFAULT_PREIMPORT, "sympy", "numpy")) as sb:
         summary, trs = evaluate(
             lm,
             problems,

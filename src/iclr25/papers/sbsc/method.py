@@ -23,7 +23,7 @@ from typing import Any, Literal
 from iclr25.core.checks import check_choice, check_float, check_int
 from iclr25.papers.sbsc import prompts as P
 from iclr25.papers.sbsc.answers import extract_boxed, normalize
-from iclr25.papers.sbsc.sandbox import ExecResult, Executor
+from iclr25.papers.sbsc.sandbox import PROGRAM_FAILURES, ExecResult, Executor
 
 OUTPUT_STOP = "```output"
 """The stop string: the model writes up to here, the harness writes the output block."""
@@ -126,7 +126,7 @@ class Transcript:
     @property
     def program_errors(self) -> int:
         """Runs that failed by the program's fault (error, timeout, output limit, signal)."""
-        return sum(1 for t in self.turns if t.status in ("error", "timeout", "output_limit"))
+        return sum(1 for t in self.turns if t.status in PROGRAM_FAILURES)
 
     @property
     def sandbox_failures(self) -> int:
@@ -151,6 +151,39 @@ class Transcript:
         d = json.loads(text)
         d["turns"] = [Turn(**t) for t in d["turns"]]
         return cls(**d)
+
+
+def check_batch(
+    problems: Sequence[str],
+    choices: Sequence[Mapping[str, str] | None] | None,
+    answer_kind: str,
+) -> tuple[list[str], list[Mapping[str, str] | None]]:
+    """The problems and per-problem AMC choices of a `solve_many` call, checked before any
+    model call: a list of texts (not one bare string), choices of the same length, and choices
+    for every problem when answer_kind="amc".
+
+    Returns:
+        (problems, choices) as lists.
+    """
+    if isinstance(problems, (str, bytes)):
+        raise TypeError(
+            f"problems={problems[:40]!r}... is one text: solve_many takes a list of problem "
+            "texts (use solve for one)"
+        )
+    problems = list(problems)  # each text is checked where its prompt is built
+    if isinstance(choices, Mapping):
+        raise TypeError("choices is one mapping: give one per problem (a list of mappings)")
+    choices = list(choices) if choices is not None else [None] * len(problems)
+    if len(choices) != len(problems):
+        raise ValueError(f"choices has {len(choices)} entries for {len(problems)} problems")
+    if answer_kind == "amc":
+        missing = [i for i, c in enumerate(choices) if not isinstance(c, Mapping)]
+        if missing:
+            raise ValueError(
+                f"answer_kind='amc' needs choices (letter -> value) for every problem; "
+                f"problems {missing[:5]} have none"
+            )
+    return problems, choices
 
 
 def _fence(feedback: str) -> str:
@@ -272,10 +305,7 @@ class MultiTurnSolver:
             B transcripts, in order.
         """
         check_int("seed", seed, low=0)
-        problems = list(problems)
-        choices = list(choices) if choices is not None else [None] * len(problems)
-        if len(choices) != len(problems):
-            raise ValueError(f"choices has {len(choices)} entries for {len(problems)} problems")
+        problems, choices = check_batch(problems, choices, self.answer_kind)
         trs = [
             Transcript(
                 self.method,
