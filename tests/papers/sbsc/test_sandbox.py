@@ -246,10 +246,36 @@ def test_supervisor_dying_mid_run_is_a_sandbox_failure():
     with Sandbox(wall_s=5.0) as s:
         timer = threading.Timer(0.3, os.kill, (s._proc.pid, signal.SIGKILL))
         timer.start()
-        r = s.run("import time\ntime.sleep(2)")  # the orphaned worker ends by itself
+        r = s.run("import time\ntime.sleep(2)")  # the worker dies with it (PR_SET_PDEATHSIG)
         timer.join()
         assert r.status == "sandbox_error" and r.sandbox_failed and not r.program_failed
         assert s.run("print(2)").ok
+
+
+def test_a_worker_does_not_outlive_its_supervisor():
+    # the program records its pid in its working directory (the supervisor, killed, cannot
+    # remove it), then sleeps; the test kills the supervisor it started, by PID, mid-run
+    # (without bubblewrap: its pid namespace would make the recorded pid another process's)
+    with Sandbox(wall_s=10.0, bwrap=False) as s:
+        timer = threading.Timer(0.5, os.kill, (s._proc.pid, signal.SIGKILL))
+        timer.start()
+        s.run("import os, time\nopen('pid', 'w').write(str(os.getpid()))\ntime.sleep(8)")
+        timer.join()
+        (pid_file,) = Path(s._root).glob("run-*/pid")
+        pid = int(pid_file.read_text())
+        deadline = time.monotonic() + 3.0
+        while time.monotonic() < deadline and _alive(pid):
+            time.sleep(0.05)
+        assert not _alive(pid), f"worker {pid} outlived its supervisor"
+
+
+def _alive(pid: int) -> bool:
+    """True while `pid` runs (a zombie waiting for its reaper has stopped running)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+    return state not in ("Z", "X")
 
 
 def test_fresh_mode_matches_forkserver():

@@ -10,7 +10,8 @@ Protocol (one JSON object per line): the parent sends a start-up message
 ...}`; then for each request `{"code": str, "limits": {...}}` it forks a worker, supervises it
 (wall clock, output cap), and answers with one result object.
 
-The worker, after `fork`: a new session (its own process group), stdin from /dev/null, stdout
+The worker, after `fork`: a new session (its own process group), killed by the kernel if the
+supervisor dies (PR_SET_PDEATHSIG), stdin from /dev/null, stdout
 and stderr to pipes the supervisor reads with a cap, all other descriptors closed, a fresh
 temporary working directory, a minimal environment, resource limits (CPU seconds, address
 space, file size, open files, processes, no core dumps), an audit hook (writes outside the
@@ -197,6 +198,20 @@ def _set_limits(lim: dict) -> None:
         cap(resource.RLIMIT_NPROC, int(lim["processes"]))
 
 
+def _die_with(supervisor: int) -> None:
+    """Ask the kernel to SIGKILL this worker when its supervisor dies (PR_SET_PDEATHSIG; the
+    supervisor runs workers from its main thread, so the signal comes with the process), so that
+    a worker never outlives a supervisor killed from outside; exit at once if it is gone already.
+    Called before the audit hook, which refuses ctypes calls."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(1, signal.SIGKILL, 0, 0, 0) != 0:  # 1 = PR_SET_PDEATHSIG
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+    if os.getppid() != supervisor:
+        os._exit(125)
+
+
 def _worker(
     code: str, lim: dict, workdir: str, w_out: int, w_err: int, w_ok: int, use_seccomp: bool
 ):
@@ -207,8 +222,10 @@ def _worker(
     program cannot pass its own failure off as the sandbox's.
     """
     status = 1
+    supervisor = os.getppid()
     try:
         os.setsid()
+        _die_with(supervisor)
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
         os.dup2(w_out, 1)
