@@ -11,7 +11,10 @@ Work in progress, not yet registered in `iclr25.papers.PAPERS` (issue 24). What 
   exemplar sets per item and year, greedy and temperature 0.7, "A. " parsing, rapidfuzz
   `token_set_ratio` >= 70 plus exact match, per-year and per-item categories, the official 10 %
   downsample) with generation, MCQA and TF templates whose answer-position and yes-bias leaks
-  are fixed by default (`debias=False` gives the official layouts).
+  are fixed by default (`debias=False` gives the official layouts); ChroKnowPrompt
+  (`chroknow_prompt`, `run_chroknow_prompt`): the backward-then-forward traversal over the
+  neighbouring years of each non-correct year of a partial-known item, with the model's own
+  answers as shots, scored by the total-span and previous-span rules.
 
     >>> from iclr25.papers.chroknow import make_bench, knowledge_check, summarize
     >>> bench = make_bench(seed=0)
@@ -19,11 +22,11 @@ Work in progress, not yet registered in `iclr25.papers.PAPERS` (issue 24). What 
     ...                       domain="General", template="generation")
     >>> summarize(res)["known"], summarize(res)["cut_off"]
 
-What remains: ChroKnowPrompt (the backward-then-forward temporal traversal over
-partial-known items), the small CC0 set of real facts, the training corpus (structured and
-prose formats, frequency falling towards the cut-off) and tiny-LM training, the experiments
-(elicitation, prompting with its control prompt, templates), the docs page and the
-registration. Needs the `chroknow` extra (rapidfuzz).
+What remains: the control prompt (same number of shots from unrelated items), the small CC0
+set of real facts, the training corpus (structured and prose formats, frequency falling
+towards the cut-off) and tiny-LM training, the experiments (elicitation, prompting with its
+control prompt, templates), the docs page and the registration. Needs the `chroknow` extra
+(rapidfuzz).
 """
 
 from iclr25.papers.chroknow.data import (
@@ -44,7 +47,10 @@ from iclr25.papers.chroknow.method import (
     YEAR_CATEGORIES,
     ItemResult,
     Prompt,
+    PromptResult,
+    PromptRun,
     YearResult,
+    chroknow_prompt,
     classify_item,
     classify_year,
     downsample,
@@ -53,6 +59,7 @@ from iclr25.papers.chroknow.method import (
     item_prompts,
     knowledge_check,
     parse_answer,
+    run_chroknow_prompt,
     score_item,
     summarize,
 )
@@ -66,7 +73,10 @@ __all__ = [
     "ChroKnowBench",
     "ItemResult",
     "Prompt",
+    "PromptResult",
+    "PromptRun",
     "YearResult",
+    "chroknow_prompt",
     "classify_item",
     "classify_year",
     "downsample",
@@ -81,6 +91,7 @@ __all__ = [
     "make_bench",
     "parse_answer",
     "record_years",
+    "run_chroknow_prompt",
     "save_bench",
     "score_item",
     "summarize",

@@ -670,23 +670,340 @@ def summarize(results: Sequence[ItemResult]) -> dict[str, float]:
     return out
 
 
+# ---------------------------------------------------------------- ChroKnowPrompt
+
+# DEVIATION: the two system prompts are paraphrases (same instructions, our wording).
+SYSTEM_NO_CANDIDATE = (
+    "Answer the last question for its year; its answer slot reads 'Candidate A. [Object]'. "
+    "Reply with the answer only, as 'A. [Object]'."
+)
+SYSTEM_CANDIDATE = (
+    "Answer the last question for its year. Its candidate answer is given as 'Candidate A. "
+    "[Object]': if it is right, repeat the same object; if it is wrong, give a new object. "
+    "Reply with the answer only, as 'A. [Object]'."
+)
+TARGET_ORDER = ("incorrect", "partial_correct2", "partial_correct1")
+"""The order in which ChroKnowPrompt revisits an item's non-correct years."""
+_FILLER = re.compile(
+    r"^\s*(sure|understood|here|thank you|okay|ok|yes|no|i am ready|i can help)", re.IGNORECASE
+)
+
+
+def most_common_answer(answers: Sequence[str]) -> str:
+    """The most frequent answer, lower-cased (ties: the first seen); "None" for no answers, as
+    the official code writes it into the shot."""
+    if not answers:
+        return "None"
+    counts: dict[str, int] = {}
+    for a in answers:
+        counts[str(a).lower()] = counts.get(str(a).lower(), 0) + 1
+    return max(counts, key=counts.__getitem__)  # max keeps the first of equal counts
+
+
+def extract_chrono_answer(text: str) -> str | None:
+    """The answer in a ChroKnowPrompt reply: what follows the first "A. " on its line (this
+    also reads "Candidate A. x"), else what follows "the answer is" or "Answer:"; None if
+    neither occurs (the caller then keeps the raw reply)."""
+    # DEVIATION: three of the official extractor's thirteen patterns (the first, and the two
+    # most general fallbacks); the others only matter for chatty real models.
+    for pattern in (r"A\. (.*)", r"(?i)the answer is (.*)", r"(?i)answer:\s*(.*)"):
+        m = re.search(pattern, text)
+        if m:
+            return m.group(1).strip()
+    return None
+
+
+def clean_chrono_answers(answers: Sequence[str]) -> list[str]:
+    """The tentative answers without replies that open with filler ("Sure", "Okay", "Yes",
+    ...), stripped (official `clean_chrono_ans_list`, applied before scoring)."""
+    return [a.strip() for a in answers if not _FILLER.match(a)]
+
+
+@dataclass(frozen=True)
+class ChronoStep:
+    """One step of the ChroKnowPrompt traversal for a target year.
+
+    Attributes:
+        year: The neighbouring year whose shot was added.
+        direction: "previous" or "next".
+        shot: The answer written into that year's shot (the model's own, lower-cased).
+        prompt: The full text sent to the model (system prompt, blank line, shots and target).
+        reply: The model's raw reply.
+        tentative: The tentative answer after this step.
+    """
+
+    year: int
+    direction: str
+    shot: str
+    prompt: str
+    reply: str
+    tentative: str
+
+
+@dataclass(frozen=True)
+class PromptResult:
+    """ChroKnowPrompt on one item.
+
+    Attributes:
+        steps: `{target year: steps}` for every year it revisited.
+        answers: `{target year: tentative answers, one per step}` (official `chrono_ans`).
+        year_categories: Year categories after the total-span rule ("chrono_known" where the
+            last cleaned tentative answer matches the gold set, else the original category).
+        category: "known" if every year is correct or chrono_known (total span), else
+            "partial_known".
+        year_categories_previous, category_previous: The same from the last answer of the
+            backward (previous-span) steps only.
+    """
+
+    steps: Mapping[int, tuple[ChronoStep, ...]]
+    answers: Mapping[int, tuple[str, ...]]
+    year_categories: Mapping[int, str]
+    category: str
+    year_categories_previous: Mapping[int, str]
+    category_previous: str
+
+
+def _chrono_question(record: Mapping[str, Any], year: int) -> str:
+    if "question" in record:
+        return f"Q. In {year}, {record['question']}\n"
+    return f"Q. In {year}, {record['subject']}, {record['relation']}, [Object]\n"
+
+
+def chroknow_prompt(
+    lm: LanguageModel,
+    record: Mapping[str, Any],
+    result: ItemResult,
+    *,
+    prev_span: int = 3,
+    next_span: int = 3,
+    max_new_tokens: int = 50,
+    stop: Sequence[str] = ("\n",),
+    threshold: float = 70.0,
+) -> PromptResult:
+    """ChroKnowPrompt (paper §5; official `generate_chrono_ans`) on one time-variant item.
+
+    The item's non-correct years are revisited in the order incorrect, partial_correct2,
+    partial_correct1 (chronological within a category). A year is skipped unless some earlier
+    or later year is known-ish or already revisited. Otherwise the prompt holds the target
+    question with a "Candidate A." line, and the model is asked greedily once per step:
+
+    1. backwards (only if an earlier year is known-ish or revisited) over the up to `prev_span`
+       years just before the target, nearest first, each adding its shot above the previous
+       ones: "Q. In y, s, r, [Object]\nA. <answer>\n";
+    2. then forwards (only if a later year qualifies) over the up to `next_span` years just
+       after it, nearest first, each adding its shot at the end.
+
+    A shot's answer is the model's own: the most frequent revisited answer of that year if it
+    has one, else its most frequent greedy answer if the year was correct, else its most
+    frequent sampled answer. The reply (its "A. " answer, else the raw reply) becomes the
+    tentative answer shown as the candidate in the next step. Scoring: a revisited year whose
+    last cleaned tentative answer fuzzy-matches the gold set becomes "chrono_known"; the item
+    is known when every year is correct or chrono_known. The previous-span variant scores the
+    last tentative answer of the backward steps instead.
+
+    Args:
+        lm: The model (the official code applies the chat template: load it with chat=True).
+        record: The item (a time-variant record).
+        result: Its knowledge check (`score_item` / `knowledge_check`).
+        prev_span: Years visited backwards (official: 3).
+        next_span: Years visited forwards (official: 3).
+        max_new_tokens: New-token limit per step (official: 50).
+        stop: Stop strings (official: the newline token).
+        threshold: Fuzzy-match threshold (official: 70).
+
+    Returns:
+        The steps, the tentative answers and the categories under both variants.
+
+    Raises:
+        ValueError: a time-invariant record, or bad arguments.
+    """
+    if not isinstance(lm, LanguageModel):
+        raise TypeError(f"lm={lm!r} is not allowed: must implement iclr25.core.lm.LanguageModel")
+    if "objects" in record:
+        raise ValueError("ChroKnowPrompt applies to time-variant items; this record is invariant")
+    prev_span = check_int("prev_span", prev_span, 0)
+    next_span = check_int("next_span", next_span, 0)
+    max_new_tokens = check_int("max_new_tokens", max_new_tokens, 1)
+    threshold = check_float("threshold", threshold, 0.0, 100.0)
+    years = list(result.years)
+    cats = {y: result.by_year[y].category for y in years}
+    answers: dict[int, list[str]] = {}
+
+    def usable(y: int) -> bool:
+        return cats[y] in KNOWN_ISH or y in answers
+
+    def shot_answer(y: int) -> str:
+        if y in answers:
+            return most_common_answer(answers[y])
+        yr = result.by_year[y]
+        return most_common_answer(yr.greedy if cats[y] == "correct" else yr.sampled)
+
+    # DEVIATION: the shipped ChroKnowPrompt.py skips partial_correct2 years of dynamic items
+    # (a misspelt category name); we revisit them as intended, for every item.
+    targets = [y for c in TARGET_ORDER for y in years if cats[y] == c]
+    steps: dict[int, list[ChronoStep]] = {}
+    n_prev: dict[int, int] = {}
+    for target in targets:
+        i = years.index(target)
+        has_prev = any(usable(y) for y in years[:i])
+        has_next = any(usable(y) for y in years[i + 1 :])
+        if not (has_prev or has_next):
+            continue
+        plan = []
+        if has_prev:
+            plan += [(y, "previous") for y in reversed(years[max(0, i - prev_span) : i])]
+        if has_next:
+            plan += [(y, "next") for y in years[i + 1 : i + 1 + next_span]]
+        before: list[str] = []
+        after: list[str] = []
+        tentative: str | None = None
+        log: list[ChronoStep] = []
+        for y, direction in plan:
+            example = shot_answer(y)
+            shot = _chrono_question(record, y) + (f"A. {example}\n" if example else "")
+            (before if direction == "previous" else after).append(shot)
+            cand = tentative if tentative else "[Object]"
+            target_block = _chrono_question(record, target) + f"Candidate A. {cand}\n"
+            content = "\n".join([*reversed(before), target_block, *after])
+            # DEVIATION: the protocol has no system role, so the system prompt opens the one
+            # user message (the official code does this for Gemma, which has no system role).
+            system = SYSTEM_CANDIDATE if tentative else SYSTEM_NO_CANDIDATE
+            text = f"{system}\n\n{content}"
+            reply = lm.generate([text], max_new_tokens=max_new_tokens, temperature=0.0, stop=stop)[
+                0
+            ]
+            new = extract_chrono_answer(reply)
+            new = reply if new is None else new
+            if tentative is None or new.lower() != tentative.lower():
+                tentative = new
+            log.append(ChronoStep(y, direction, example, text, reply, tentative))
+        answers[target] = [s.tentative for s in log]
+        steps[target] = log
+        n_prev[target] = sum(s.direction == "previous" for s in log)
+
+    def rescore(pick) -> dict[int, str]:
+        out = dict(cats)
+        for y, ans in answers.items():
+            chosen = pick(y, ans)
+            if chosen is not None and fuzzy_match(chosen, result.by_year[y].gold, threshold):
+                out[y] = "chrono_known"
+        return out
+
+    def last_clean(y, ans):
+        cleaned = clean_chrono_answers(ans)
+        return cleaned[-1] if cleaned else None
+
+    def last_previous(y, ans):
+        # DEVIATION: the official notebook pairs the cleaned answers with step labels counted
+        # from the span alone, which misaligns when a step was skipped or an answer cleaned
+        # away; we take the last answer of the backward steps themselves.
+        prev = clean_chrono_answers(ans[: n_prev[y]])
+        return prev[-1] if prev else None
+
+    total, previous = rescore(last_clean), rescore(last_previous)
+
+    def item(c: Mapping[int, str]) -> str:
+        ok = all(v in ("correct", "chrono_known") for v in c.values())
+        return "known" if ok else result.category
+
+    return PromptResult(
+        steps={y: tuple(v) for y, v in steps.items()},
+        answers={y: tuple(v) for y, v in answers.items()},
+        year_categories=total,
+        category=item(total),
+        year_categories_previous=previous,
+        category_previous=item(previous),
+    )
+
+
+@dataclass(frozen=True)
+class PromptRun:
+    """ChroKnowPrompt over a benchmark split, as the official pipeline runs it.
+
+    Attributes:
+        sample: `{item category: item indices}` of the downsample (`downsample`).
+        prompted: `{item index: PromptResult}` for the sampled partial-known items.
+        known_before: Share of the downsampled items that are known before ChroKnowPrompt.
+        known_total_span: The share after it, total-span rule.
+        known_previous_span: The share after it, previous-span rule.
+    """
+
+    sample: Mapping[str, list[int]]
+    prompted: Mapping[int, PromptResult]
+    known_before: float
+    known_total_span: float
+    known_previous_span: float
+
+
+def run_chroknow_prompt(
+    lm: LanguageModel,
+    records: Sequence[Mapping[str, Any]],
+    results: Sequence[ItemResult],
+    rng: np.random.Generator,
+    *,
+    fraction: float = 0.1,
+    **kwargs: Any,
+) -> PromptRun:
+    """Downsample every item category to `fraction` (official 10 %), run `chroknow_prompt` on
+    the sampled partial-known items, and report the known share of the downsampled set before
+    and after (the paper's "% Known (+gain)", Table 3).
+
+    Args:
+        lm: The model.
+        records: The items of one split.
+        results: Their knowledge checks, in the same order.
+        rng: Random stream of the downsample.
+        fraction: Share kept per category.
+        **kwargs: Passed to `chroknow_prompt` (prev_span, next_span, ...).
+
+    Returns:
+        The sample, the per-item results and the known shares.
+    """
+    records, results = list(records), list(results)
+    if len(records) != len(results):
+        raise ValueError(f"len(records)={len(records)} != len(results)={len(results)}")
+    if not records:
+        raise ValueError("records is empty: pass at least one item")
+    sample = downsample([r.category for r in results], rng, fraction)
+    prompted = {
+        i: chroknow_prompt(lm, records[i], results[i], **kwargs)
+        for i in sample.get("partial_known", [])
+    }
+    n = sum(len(v) for v in sample.values())
+    before = len(sample.get("known", []))
+    total = before + sum(p.category == "known" for p in prompted.values())
+    prev = before + sum(p.category_previous == "known" for p in prompted.values())
+    return PromptRun(sample, prompted, before / n, total / n, prev / n)
+
+
 __all__ = [
     "ITEM_CATEGORIES",
     "ORIGINAL_MCQA",
     "ORIGINAL_TF",
+    "SYSTEM_CANDIDATE",
+    "SYSTEM_NO_CANDIDATE",
+    "TARGET_ORDER",
     "TEMPLATES",
     "YEAR_CATEGORIES",
+    "ChronoStep",
     "ItemResult",
     "Prompt",
+    "PromptResult",
+    "PromptRun",
     "YearResult",
+    "chroknow_prompt",
     "classify_item",
     "classify_year",
+    "clean_chrono_answers",
     "downsample",
     "exact_match",
+    "extract_chrono_answer",
     "fuzzy_match",
     "item_prompts",
     "knowledge_check",
+    "most_common_answer",
     "parse_answer",
+    "run_chroknow_prompt",
     "score_item",
     "strip_option_tag",
     "summarize",
