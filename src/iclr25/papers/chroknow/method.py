@@ -684,8 +684,11 @@ SYSTEM_CANDIDATE = (
 )
 TARGET_ORDER = ("incorrect", "partial_correct2", "partial_correct1")
 """The order in which ChroKnowPrompt revisits an item's non-correct years."""
+# DEVIATION: the filler words must end at a word boundary; the official pattern has none, so
+# it also drops real answers that merely begin with them ("Norway", "Okada", "Herefordshire").
 _FILLER = re.compile(
-    r"^\s*(sure|understood|here|thank you|okay|ok|yes|no|i am ready|i can help)", re.IGNORECASE
+    r"^\s*(sure|understood|here|thank you|okay|ok|yes|no|i am ready|i can help)\b",
+    re.IGNORECASE,
 )
 
 
@@ -714,8 +717,8 @@ def extract_chrono_answer(text: str) -> str | None:
 
 
 def clean_chrono_answers(answers: Sequence[str]) -> list[str]:
-    """The tentative answers without replies that open with filler ("Sure", "Okay", "Yes",
-    ...), stripped (official `clean_chrono_ans_list`, applied before scoring)."""
+    """The tentative answers without replies that open with a filler word ("Sure", "Okay",
+    "Yes", "No", ...), stripped (official `clean_chrono_ans_list`, applied before scoring)."""
     return [a.strip() for a in answers if not _FILLER.match(a)]
 
 
