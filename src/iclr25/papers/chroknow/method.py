@@ -146,11 +146,11 @@ def tf_verdict(answer: str) -> bool | None:
     return None
 
 
-_OPTION_TAG = re.compile(r"^\s*\([abcd]\)\s*")
+_OPTION_TAG = re.compile(r"^\s*\(\s*[abcd]\s*\)\s*")  # "( d)": the tiny tokenizer's text
 
 
 def strip_option_tag(text: str) -> str:
-    """An MCQA output without its leading "(a)".."(d)" tag, stripped."""
+    """An MCQA output without its leading "(a)".."(d)" tag (spaces inside allowed), stripped."""
     return _OPTION_TAG.sub("", str(text)).strip()
 
 
