@@ -1,11 +1,11 @@
 """ChroKnowBench-mini: a seeded generator of fictional chronological facts in the official schema.
 
-The official benchmark (dmis-lab/ChroKnowBench; paper §3) has five domains: three time-variant
-ones with yearly snapshots (General from Wikidata, Biomedical from UMLS, Legal from the US CFR)
-and two time-invariant ones (CommonSense, Math). A time-variant item is *dynamic* when its object
-set changed at least once across the snapshots and *static* when it never changed. Each domain
-has a separate few-shot pool. The JSONL records look like this (only the first four characters
-of a release date are used, as the year):
+The official benchmark (dmis-lab/ChroKnowBench; shared/papers/04-chroknow.md §2) has five
+domains: three time-variant ones with yearly snapshots (General from Wikidata, Biomedical from
+UMLS, Legal from the US CFR) and two time-invariant ones (CommonSense, Math). A time-variant
+item is *dynamic* when its object set changed at least once across the snapshots and *static*
+when it never changed. Each domain has a separate few-shot pool. The JSONL records look like
+this (only the first four characters of a release date are used, as the year):
 
 - General: `{"subject", "relation", "objects_YYYY": [[o, ...]], "release_date_YYYY",
   "distractor": [d0, d1, d2]}` (Biomedical: `objects_YYYY` a flat list);
@@ -95,6 +95,8 @@ MATH_RELATIONS = {
 # DEVIATION: the official Math split comes from Math-KG (concept relations such as Rely_on);
 # ours are arithmetic facts written from scratch ("7 and 8, product with, 56"), as the notes
 # (§6a) plan.
+# DEVIATION: CommonSense is 40 hand-written facts over 4 relations (official: CSKG, 8
+# relations, 24,788 items).
 COMMONSENSE = {
     # hand-written, time-invariant facts (subject, object) per ConceptNet-style relation
     "HasProperty": (
@@ -263,6 +265,9 @@ class ChroKnowBench:
 class _Names:
     """Fictional names, unique overall and fuzzy-distinct within a kind."""
 
+    # DEVIATION: official distractors are LLM-written and may resemble the answer; ours are
+    # same-kind names that never pass the fuzzy match against it, so a fuzzy hit is a real hit.
+
     def __init__(self, rng: np.random.Generator, threshold: float) -> None:
         self.rng = rng
         self.threshold = threshold
@@ -317,6 +322,9 @@ def _timeline(
     years: Sequence[int], dynamic: bool, max_changes: int, new, rng: np.random.Generator
 ) -> dict[int, str]:
     """One object per year: constant (static) or changing 1..max_changes times (dynamic)."""
+    # DEVIATION: how often and when facts change is ours (the notes give only the official
+    # means, 2.6 changes for General and 1.1 for Legal): 1-4 (General) or 1-2 (Legal) changes
+    # at distinct years drawn uniformly after the first year.
     current = new()
     changes = (
         set(_change_years(years, int(rng.integers(1, max_changes + 1)), rng)) if dynamic else set()

@@ -4,10 +4,11 @@ Park, Yoon, Park, Lee, Jeong, Kang. *ChroKnowledge: Unveiling Chronological Know
 Language Models in Multiple Domains.* ICLR 2025 (arXiv 2410.09870). Official code:
 dmis-lab/ChroKnowledge (read for the procedure; no code or text copied).
 
-For each item (s, r, {A_t}) and year t the knowledge check (paper §4, following SliCK) asks the
-model n = 5 times, each time with a different random set of 4 exemplars of the same relation and
-year from the few-shot pool, once greedily and once at temperature 0.7 (at most 50 new tokens,
-stopping at a newline). Answers are matched against the gold set A_t:
+For each item (s, r, {A_t}) and year t the knowledge check (following SliCK; research notes,
+shared/papers/04-chroknow.md §3) asks the model n = 5 times, each time with a different random
+set of 4 exemplars of the same relation and year from the few-shot pool, once greedily and once
+at temperature 0.7 (at most 50 new tokens, stopping at a newline). Answers are matched against
+the gold set A_t:
 
 - generation and TF outputs count only when they start with "A. " (the rest of their first line
   is the answer); other outputs are dropped. MCQA outputs are matched as they are;
@@ -75,7 +76,8 @@ ORIGINAL_TF = {
     "CommonSense": (_G, _G, _G, 0),
 }
 
-# Question and statement wording per General relation (ours; the official wording differs).
+# DEVIATION: the question and statement wording per General relation is ours (the official
+# templates' text is not copied); the slots and layout are the official ones.
 _MCQA_QUESTIONS = {
     "position held": "In {t}, which position did {sub} hold?",
     "employer": "In {t}, which organisation employed {sub}?",
@@ -354,7 +356,7 @@ def item_prompts(
     exemplars drawn without replacement from the pool entries of the same relation (question
     type for Legal) that have that year.
 
-    Formats (paper §4; official `prompt_KT_t`, MCQA and TF templates):
+    Formats (official `prompt_KT_t`, MCQA and TF templates; research notes §2):
 
     - generation: "Q. In t, s, r, [Object]\\nA. o\\n\\n" x 4, then the query block (Legal:
       "Q. In t, <question>\\n");
@@ -411,6 +413,9 @@ def item_prompts(
 
 
 def _mcqa_prompt(record, domain, year, shots, rng, debias: bool, k: int) -> Prompt:
+    # DEVIATION: the debiasing scheme is ours (the notes only ask for shuffled positions):
+    # exemplar golds take the four positions in random order, the query's gold cycles through
+    # (a)-(d) from a random start, distractors fill the other slots in random order.
     if debias:
         shot_layouts = [_random_layout(int(p), rng) for p in rng.permutation(4)]
         query_layout = _random_layout(k % 4, rng)
@@ -435,6 +440,10 @@ def _mcqa_prompt(record, domain, year, shots, rng, debias: bool, k: int) -> Prom
 
 
 def _tf_prompt(record, domain, year, shots, rng, debias: bool, k: int) -> Prompt:
+    # DEVIATION: the debiasing scheme is ours (the notes ask for negative statements built from
+    # the distractors): two true and two false exemplars in random order, queries true and
+    # false in turn, a false one naming a random distractor, and a false query hits when the
+    # answer says "false" (`tf_verdict`; the official test only looks for "true").
     if debias:
         kinds = [_G if t else int(rng.integers(3)) for t in rng.permutation([1, 1, 0, 0])]
         label = k % 2 == 0
@@ -596,7 +605,7 @@ def knowledge_check(
     debias: bool = True,
     seed: int = 0,
 ) -> list[ItemResult]:
-    """The ChroKnowledge knowledge check of `records` over any `LanguageModel` (paper §4).
+    """The ChroKnowledge knowledge check of `records` over any `LanguageModel`.
 
     Every prompt of every item and year is decoded twice in one batched call each: greedily,
     and sampled at `temperature` with `seed` (a sample depends only on (seed, prompt)). The
@@ -783,7 +792,7 @@ def chroknow_prompt(
     stop: Sequence[str] = ("\n",),
     threshold: float = 70.0,
 ) -> PromptResult:
-    """ChroKnowPrompt (paper §5; official `generate_chrono_ans`) on one time-variant item.
+    """ChroKnowPrompt (official `generate_chrono_ans`; research notes §3) on one time-variant item.
 
     The item's non-correct years are revisited in the order incorrect, partial_correct2,
     partial_correct1 (chronological within a category). A year is skipped unless some earlier
