@@ -881,9 +881,9 @@ def chroknow_prompt(
             # user message (the official code does this for Gemma, which has no system role).
             system = SYSTEM_CANDIDATE if tentative else SYSTEM_NO_CANDIDATE
             text = f"{system}\n\n{content}"
-            reply = lm.generate([text], max_new_tokens=max_new_tokens, temperature=0.0, stop=stop)[
-                0
-            ]
+            (reply,) = lm.generate(
+                [text], max_new_tokens=max_new_tokens, temperature=0.0, stop=stop
+            )
             new = extract_chrono_answer(reply)
             new = reply if new is None else new
             if tentative is None or new.lower() != tentative.lower():
