@@ -1,9 +1,12 @@
 """Reports come from stored results only; the committed docs match the committed results."""
 
+import dataclasses
 import shutil
 from pathlib import Path
 
-from iclr25.core.report import build_html, replace_block, update_docs
+from iclr25.core import registry
+from iclr25.core.claims import Claim
+from iclr25.core.report import build_html, quick_vs_full_markdown, replace_block, update_docs
 from iclr25.papers import PLANNED
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,7 +36,7 @@ def test_update_docs_fills_the_blocks_of_a_page(tmp_path):
     shutil.copy(ROOT / "docs" / "index.md", docs / "index.md")
     page = docs / "papers" / "mgda.md"
     text = (ROOT / "docs" / "papers" / "mgda.md").read_text()
-    for block in ("results", "deviations", "metrics", "bench"):
+    for block in ("results", "quick_vs_full", "deviations", "metrics", "bench"):
         text = replace_block(text, block, "")
     page.write_text(text)
     changed = update_docs(ROOT / "results", docs, slugs=["mgda"])
@@ -41,8 +44,76 @@ def test_update_docs_fills_the_blocks_of_a_page(tmp_path):
     new = page.read_text()
     assert "constant_step_converges" in new
     assert "papers/mgda/method.py" in new  # a deviation with its location
+    assert "### Quick and full presets disagree on" in new and "`mgda.lstm_mtl`: none" in new
     assert (docs / "papers" / "figures" / "mgda-toy-alpha_max.png").is_file()
     assert update_docs(ROOT / "results", docs, slugs=["mgda"], check=True) == []
+
+
+def _claim(id_: str, expect: dict) -> Claim:
+    return Claim(id_, "s", "m", "a", "b", expect=expect)
+
+
+def test_quick_vs_full_lists_the_claims_whose_expectations_differ_with_both_reasons():
+    exp = registry.get_experiment("mgda.toy")
+    claims = (
+        _claim("differs", {"quick": ("inconclusive", "3 seeds | too few"), "full": "reproduced"}),
+        _claim("agrees", {"quick": "reproduced", "full": "reproduced"}),
+        _claim(
+            "either_at_both",  # the same two verdicts in another order: no disagreement
+            {
+                "quick": (("contradicted", "inconclusive"), "timing noise"),
+                "full": (("inconclusive", "contradicted"), "timing noise again"),
+            },
+        ),
+        _claim(
+            "flips",
+            {"quick": ("contradicted", "small model"), "full": ("inconclusive", "wide interval")},
+        ),
+    )
+    other = dataclasses.replace(exp, name="mgda.other", claims=claims[1:3])
+    md = quick_vs_full_markdown([dataclasses.replace(exp, claims=claims), other])
+    assert md.startswith("### Quick and full presets disagree on")
+    assert "`mgda.toy`: 2 of 4 claims." in md
+    assert "| `differs` | ❔ inconclusive | 3 seeds \\| too few | ✅ reproduced | — |" in md
+    assert "| `flips` | ❌ contradicted | small model | ❔ inconclusive | wide interval |" in md
+    assert "`agrees`" not in md and "`either_at_both`" not in md and "timing noise" not in md
+    assert "`mgda.other`: none (its 2 claims expect the same verdict at both)." in md
+
+
+def test_quick_vs_full_block_is_idempotent_and_checked(tmp_path):
+    docs = tmp_path / "docs"
+    (docs / "papers").mkdir(parents=True)
+    shutil.copy(ROOT / "docs" / "index.md", docs / "index.md")
+    page = docs / "papers" / "mgda.md"
+    page.write_text(
+        replace_block((ROOT / "docs" / "papers" / "mgda.md").read_text(), "quick_vs_full", "")
+    )
+    assert update_docs(ROOT / "results", docs, slugs=["mgda"]) == [page]
+    filled = page.read_text()
+    assert "| `alpha_max_scaling` | ❔ inconclusive |" in filled  # from the claims alone
+    assert update_docs(ROOT / "results", docs, slugs=["mgda"]) == []  # idempotent
+    assert page.read_text() == filled
+    stale = replace_block(filled, "quick_vs_full", "### Quick and full presets disagree on\n\nold")
+    page.write_text(stale)
+    assert update_docs(ROOT / "results", docs, slugs=["mgda"], check=True) == [page]
+    assert page.read_text() == stale  # --check writes nothing
+    assert update_docs(ROOT / "results", docs, slugs=["mgda"]) == [page]
+    assert page.read_text() == filled
+
+
+def test_quick_vs_full_block_needs_no_results(tmp_path):
+    docs = tmp_path / "docs"
+    (docs / "papers").mkdir(parents=True)
+    (docs / "index.md").write_text("<!-- verdicts:start -->\n<!-- verdicts:end -->\n")
+    page = docs / "papers" / "mgda.md"
+    page.write_text(
+        replace_block((ROOT / "docs" / "papers" / "mgda.md").read_text(), "quick_vs_full", "")
+    )
+    empty = tmp_path / "results"
+    empty.mkdir()
+    update_docs(empty, docs, slugs=["mgda"])
+    text = page.read_text()
+    assert "No stored results yet" in text and "| `warm_start_tracks` | ❔ inconclusive |" in text
 
 
 def test_update_docs_fills_the_lm_benchmark_block(tmp_path):

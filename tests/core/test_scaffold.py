@@ -30,6 +30,9 @@ def test_new_paper_passes_the_tests_as_generated(tmp_path):
     made = _run(["-m", "iclr25", "new", "paper_twenty", "--title", "Paper twenty"], tmp_path)
     assert made.returncode == 0, made.stderr
     assert (tmp_path / "src/iclr25/papers/paper_twenty/experiments/toy.py").is_file()
+    page = (tmp_path / "docs/papers/paper_twenty.md").read_text()
+    assert "<!-- quick_vs_full:start -->\n### Quick and full presets disagree on" in page
+    assert "`paper_twenty.toy`: none (its claim expects the same verdict at both)." in page
     tests = ["tests/papers/paper_twenty", "tests/contract", "tests/docs"]
     res = _run(
         ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", "-k", "paper_twenty", *tests],

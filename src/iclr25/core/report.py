@@ -5,8 +5,8 @@
   paper and experiment the claims with their verdicts beside the paper's numbers, figures, and a
   table of every metric as mean ± 95% Student-t CI over seeds.
 - `update_docs(root, docs)`: rewrites the generated blocks of `docs/papers/<slug>.md` (results,
-  deviations collected from `# DEVIATION:` tags, metric glossary, stored benchmark tables) and
-  `docs/index.md`. With
+  the claims whose expected quick and full verdicts differ, deviations collected from
+  `# DEVIATION:` tags, metric glossary, stored benchmark tables) and `docs/index.md`. With
   `check=True` it only reports which files are stale.
 """
 
@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from iclr25.core import registry
-from iclr25.core.claims import ClaimResult
+from iclr25.core.claims import Claim, ClaimResult
 from iclr25.core.envinfo import git
 from iclr25.core.experiment import Experiment
 from iclr25.core.results import RunResult, atomic_write_text, iter_run_dirs, load_results
@@ -214,6 +214,67 @@ def glossary_markdown(experiments: Sequence[Experiment]) -> str:
     return "\n".join(lines)
 
 
+def _cell(text: str) -> str:
+    """Text for one Markdown table cell: a pipe would end the cell."""
+    return text.replace("|", "\\|")
+
+
+def _fmt_expected(exp: tuple[tuple[str, ...], str] | None) -> tuple[str, str]:
+    """`(verdict, reason)` cells of one expectation; a missing one reads "not declared"."""
+    if exp is None:
+        return "not declared", "—"
+    verdicts, reason = exp
+    return " or ".join(VERDICT_MARK[v] for v in verdicts), _cell(reason) or "—"
+
+
+def _verdicts(claim: Claim, preset: str) -> frozenset[str]:
+    """The verdicts `claim` expects at `preset` (empty when none is declared)."""
+    exp = claim.expected(preset)
+    return frozenset(exp[0]) if exp else frozenset()
+
+
+def quick_vs_full_markdown(experiments: Sequence[Experiment]) -> str:
+    """Per experiment, the claims whose expected verdict at quick differs from that at full.
+
+    Read from the claims alone (`Claim.expect`), not from results. Expectations are compared
+    as sets of verdicts: a claim that expects "contradicted or inconclusive" at both presets
+    agrees with itself whatever the order.
+    """
+    parts = [
+        "### Quick and full presets disagree on",
+        "",
+        "The claims whose expected verdict at the quick preset (the one `make test` asserts) "
+        "differs from the one expected at the full preset (the committed results), with the "
+        "reason each claim gives (`Claim.expect`).",
+        "",
+    ]
+    for exp in experiments:
+        differ = [c for c in exp.claims if _verdicts(c, "quick") != _verdicts(c, "full")]
+        if not differ:
+            n = len(exp.claims)
+            why = (
+                f"its {n} claims expect the same verdict at both"
+                if n > 1
+                else "its claim expects the same verdict at both"
+                if n
+                else "no claims"
+            )
+            parts += [f"`{exp.name}`: none ({why}).", ""]
+            continue
+        parts += [
+            f"`{exp.name}`: {len(differ)} of {len(exp.claims)} claims.",
+            "",
+            "| claim | quick | why at quick | full | why at full |",
+            "|---|---|---|---|---|",
+        ]
+        for c in differ:
+            quick, quick_why = _fmt_expected(c.expected("quick"))
+            full, full_why = _fmt_expected(c.expected("full"))
+            parts.append(f"| `{c.id}` | {quick} | {quick_why} | {full} | {full_why} |")
+        parts.append("")
+    return "\n".join(parts)
+
+
 def bench_markdown(bench_dir: Path, slug: str) -> str:
     """The stored benchmark results `benchmarks/results/<slug>*.json` as Markdown tables."""
     parts = []
@@ -301,6 +362,7 @@ def _page_markdown(page: Path, slug: str, groups: dict[str, RunGroup], check: bo
     dev_md = "\n".join(f"- {t} (`{loc}`)" for loc, t in devs) or "- none recorded"
     text = page.read_text(encoding="utf-8")
     text = replace_block(text, "results", "\n".join(sections))
+    text = replace_block(text, "quick_vs_full", quick_vs_full_markdown(exps))
     text = replace_block(text, "deviations", dev_md)
     text = replace_block(text, "metrics", glossary_markdown(exps))
     if "<!-- bench:start -->" in text:

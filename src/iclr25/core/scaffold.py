@@ -226,6 +226,9 @@ Deviations (generated from the `# DEVIATION:` tags in the code):
 <!-- results:start -->
 <!-- results:end -->
 
+<!-- quick_vs_full:start -->
+<!-- quick_vs_full:end -->
+
 ## Logged metrics
 
 <!-- metrics:start -->
