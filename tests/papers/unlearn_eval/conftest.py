@@ -20,7 +20,9 @@ def corpus():
 
 @pytest.fixture(scope="session")
 def tokenizer(corpus):
-    pytest.importorskip("transformers")
+    transformers = pytest.importorskip("transformers")
+    # import the model classes here, once (about 3 s), not inside the first test that builds one
+    _ = transformers.GPT2LMHeadModel, transformers.LlamaForCausalLM
     from iclr25.papers.unlearn_eval.models import build_tokenizer
 
     return build_tokenizer(corpus.texts())

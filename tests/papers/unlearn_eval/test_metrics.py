@@ -165,9 +165,7 @@ def test_es_on_a_model_that_memorises_from_prefix_k(corpus, tokenizer, lookup_lm
 
 
 @needs("transformers")
-def test_es_official_match_accepts_an_early_eos_unless_require_full(
-    corpus, tokenizer, lookup_lm
-):
+def test_es_official_match_accepts_an_early_eos_unless_require_full(corpus, tokenizer, lookup_lm):
     from iclr25.papers.unlearn_eval.models import EOS_ID
 
     qs, ans, _ = _qa(corpus, 4)
@@ -233,7 +231,7 @@ def test_truth_ratio_prefers_what_the_model_knows(corpus, tokenizer, lookup_lm):
 
 @needs("transformers")
 def test_metric_bad_inputs(corpus, tokenizer, lookup_lm):
-    qs, ans, items = _qa(corpus, 3)
+    qs, ans, _ = _qa(corpus, 3)
     lm = lookup_lm([], len(tokenizer))
     with pytest.raises(ValueError, match="3 questions, 2 entries"):
         M.perplexity(lm, tokenizer, qs, ans[:2])

@@ -303,9 +303,7 @@ def make_corpus(
                     answer=fact.answer.format(n=name, v=value),
                     paraphrased_question=fact.paraphrase.format(n=name),
                     paraphrased_answer=fact.answer_paraphrase.format(n=name, v=value),
-                    perturbed_answers=tuple(
-                        fact.answer.format(n=name, v=wrong[i]) for i in picks
-                    ),
+                    perturbed_answers=tuple(fact.answer.format(n=name, v=wrong[i]) for i in picks),
                     refusal=REFUSALS[rng.integers(len(REFUSALS))],
                 )
             )

@@ -122,7 +122,7 @@ def mean_answer_nll(
     logits = model(input_ids).logits[:, :-1] / temperature  # (B, T-1, V)
     tok = nll_from_logits(logits, input_ids, target)[target]  # (n,)
     if select < 1.0:
-        k = max(1, int(round(select * tok.numel())))
+        k = max(1, round(select * tok.numel()))
         tok = torch.topk(tok, k, largest=False).values
     return tok.mean()
 
