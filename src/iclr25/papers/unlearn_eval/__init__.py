@@ -10,10 +10,11 @@ What exists:
 - `metrics`: perplexity, ROUGE-L recall, exact memorisation, extraction strength (the official
   bisection, with a linear-scan check of its monotonicity assumption), the truth ratio;
 - `method`: the unlearning objectives (GA, GD, KL, PO, NPO, RMU, temperature-scaled ascent and
-  loss selection) in `unlearn`, model mixing and the bisection on α to a retention target.
+  loss selection) in `unlearn`, model mixing and the bisection on α to a retention target;
+- `training`: `finetune`, training a tiny model on QA answers until it memorises them.
 
-What remains (issue 29): fine-tuning the target and retain-only models until they memorise,
-the attacks (adversarial prefix, token noising, relearning, linear probing), the robustness
+What remains (issue 29): the target and retain-only models at experiment scale (two
+architectures, budgets), the attacks (adversarial prefix, token noising, relearning, linear probing), the robustness
 statistics (Pearson, Spearman, slope with CI over a population of unlearned models), the
 experiments with claims, the PAPER card and registration, and the docs page.
 """

@@ -40,6 +40,7 @@ import torch.nn.functional as F
 from iclr25.core.checks import check_choice, check_finite, check_float, check_int
 from iclr25.papers.unlearn_eval.models import (
     PAD_ID,
+    Batches,
     Encoded,
     collate,
     nll_from_logits,
@@ -184,21 +185,6 @@ def rmu_loss(
     return loss
 
 
-class _Batches:
-    """Endless shuffled batches of an Encoded set (a new permutation every epoch)."""
-
-    def __init__(self, enc: Encoded, batch_size: int, rng: np.random.Generator) -> None:
-        self.enc, self.bs, self.rng = enc, min(batch_size, len(enc)), rng
-        self.order, self.pos = rng.permutation(len(enc)), 0
-
-    def next(self) -> list[int]:
-        if self.pos + self.bs > len(self.order):
-            self.order, self.pos = self.rng.permutation(len(self.enc)), 0
-        idx = self.order[self.pos : self.pos + self.bs].tolist()
-        self.pos += self.bs
-        return idx
-
-
 def _check_model_finite(name: str, model) -> None:
     for key, p in model.state_dict().items():
         if p.is_floating_point():
@@ -250,8 +236,8 @@ def unlearn(
     # runs HF's Trainer: AdamW, lr 2e-5, 4 x 4 accumulated batches, 5 epochs).
     opt = torch.optim.Adam(student.parameters(), lr=cfg.lr)
     rng = np.random.default_rng(np.random.SeedSequence(cfg.seed))
-    fb = _Batches(refusals if method == "po" else forget, cfg.batch_size, rng)
-    rb = _Batches(retain, cfg.batch_size, rng) if needs_retain else None
+    fb = Batches(refusals if method == "po" else forget, cfg.batch_size, rng)
+    rb = Batches(retain, cfg.batch_size, rng) if needs_retain else None
     control = None
     if method == "rmu":
         gen = torch.Generator().manual_seed(int(rng.integers(2**62)))

@@ -209,6 +209,23 @@ def encode_qa(
     return Encoded(tuple(ids), tuple(starts))
 
 
+class Batches:
+    """Endless batches of item indices of an Encoded set: shuffled without replacement, a new
+    permutation every epoch (a short last batch of an epoch is dropped)."""
+
+    def __init__(self, enc: Encoded, batch_size: int, rng: np.random.Generator) -> None:
+        self.enc, self.bs, self.rng = enc, min(batch_size, len(enc)), rng
+        self.order, self.pos = rng.permutation(len(enc)), 0
+
+    def next(self) -> list[int]:
+        """The next batch of indices."""
+        if self.pos + self.bs > len(self.order):
+            self.order, self.pos = self.rng.permutation(len(self.enc)), 0
+        idx = self.order[self.pos : self.pos + self.bs].tolist()
+        self.pos += self.bs
+        return idx
+
+
 def collate(enc: Encoded, idx: Sequence[int] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """A right-padded batch and the mask of the positions whose NEXT token is an answer token.
 
