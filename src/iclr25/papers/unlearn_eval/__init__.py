@@ -14,7 +14,71 @@ What exists:
 - `training`: `finetune`, training a tiny model on QA answers until it memorises them.
 
 What remains (issue 29): the target and retain-only models at experiment scale (two
-architectures, budgets), the attacks (adversarial prefix, token noising, relearning, linear probing), the robustness
-statistics (Pearson, Spearman, slope with CI over a population of unlearned models), the
-experiments with claims, the PAPER card and registration, and the docs page.
+architectures, budgets), the attacks (adversarial prefix, token noising, relearning, linear
+probing), the robustness statistics (Pearson, Spearman, slope with CI over a population of
+unlearned models), the experiments with claims, the PAPER card and registration, and the docs
+page.
 """
+
+from iclr25.papers.unlearn_eval.data import FORGET_PCTS, QA, Corpus, Split, make_corpus
+from iclr25.papers.unlearn_eval.method import (
+    METHODS,
+    Calibration,
+    UnlearnConfig,
+    UnlearnRun,
+    calibrate_alpha,
+    calibrate_mixing,
+    mix_models,
+    mix_state,
+    npo_loss,
+    unlearn,
+)
+from iclr25.papers.unlearn_eval.metrics import (
+    ESResult,
+    bisect_prefix,
+    check_bisection,
+    es_bisection_check,
+    exact_memorization,
+    extraction_strength,
+    perplexity,
+    rouge_l,
+    rouge_l_recall,
+    truth_ratio,
+    truth_ratio_score,
+)
+from iclr25.papers.unlearn_eval.models import build_tokenizer, encode_qa, tiny_causal_lm
+from iclr25.papers.unlearn_eval.training import FinetuneConfig, finetune
+
+__all__ = [
+    "FORGET_PCTS",
+    "METHODS",
+    "QA",
+    "Calibration",
+    "Corpus",
+    "ESResult",
+    "FinetuneConfig",
+    "Split",
+    "UnlearnConfig",
+    "UnlearnRun",
+    "bisect_prefix",
+    "build_tokenizer",
+    "calibrate_alpha",
+    "calibrate_mixing",
+    "check_bisection",
+    "encode_qa",
+    "es_bisection_check",
+    "exact_memorization",
+    "extraction_strength",
+    "finetune",
+    "make_corpus",
+    "mix_models",
+    "mix_state",
+    "npo_loss",
+    "perplexity",
+    "rouge_l",
+    "rouge_l_recall",
+    "tiny_causal_lm",
+    "truth_ratio",
+    "truth_ratio_score",
+    "unlearn",
+]

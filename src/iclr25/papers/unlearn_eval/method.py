@@ -151,10 +151,9 @@ def npo_loss(
 
 def kl_to_reference(model, reference, input_ids: torch.Tensor, target: torch.Tensor):
     """KL(p_ref || p_θ) of the next-token distributions, mean over the target positions.
-
+    Shapes: (B, T), (B, T - 1) -> scalar."""
     # DEVIATION: averaged over answer positions; TOFU's KL sums over every position and
     # vocabulary entry and divides by the batch size ("batchmean").
-    """
     logp = F.log_softmax(model(input_ids).logits[:, :-1], -1)[target]  # (n, V)
     with torch.no_grad():
         logq = F.log_softmax(reference(input_ids).logits[:, :-1], -1)[target]
@@ -173,8 +172,10 @@ def rmu_loss(
 ):
     """RMU: mean ||h_l(x_f) - c u||² + w mean ||h_l(x_r) - h_l^ref(x_r)||² over real tokens.
 
-    # DEVIATION: every parameter is trained; RMU updates only the MLPs of layers l-2 .. l.
+    Shapes: forget_ids (B, T), retain_ids (B', T'), control (D,) -> scalar.
     """
+    # DEVIATION: `unlearn` trains every parameter with this loss; RMU updates only the MLPs of
+    # layers l-2 .. l. The control vector's scale c = 2 follows the notes.
     hf = _hidden(model, forget_ids, layer)[forget_ids != PAD_ID]  # (n, D)
     loss = ((hf - control) ** 2).sum(-1).mean()
     if weight > 0:
@@ -280,9 +281,8 @@ def mix_state(
 ) -> dict[str, torch.Tensor]:
     """θ_α = α θ_unl + (1 - α) θ_o, entry by entry (the paper's α; α = 0 is the original).
 
-    # DEVIATION (from the official code, not the paper): `evaluation_everything.model_mix`
-    # computes r θ_before + (1 - r) θ_after, so its ratio r weights the ORIGINAL model (r = 1 -
-    # α). We follow the paper's α.
+    The official `evaluation_everything.model_mix` weights the other way round (its ratio
+    r = 1 - α weights the original model).
 
     Non-float entries (e.g. integer buffers) must be equal in both and are copied.
 
@@ -290,6 +290,9 @@ def mix_state(
         ValueError: alpha outside [0, 1] or not finite, different keys or shapes, non-finite
             weights, or unequal non-float entries.
     """
+    # DEVIATION: from the official code, not the paper: `evaluation_everything.model_mix`
+    # computes r θ_before + (1 - r) θ_after, so its ratio r weights the ORIGINAL model
+    # (r = 1 - α). We follow the paper's α (θ_α = α θ_unl + (1 - α) θ_o).
     alpha = check_float("alpha", alpha, 0.0, 1.0)
     if original.keys() != unlearned.keys():
         diff = sorted(set(original) ^ set(unlearned))[:5]

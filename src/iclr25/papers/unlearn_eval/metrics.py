@@ -48,9 +48,10 @@ from iclr25.papers.unlearn_eval.models import (
 def rouge_tokens(text: str) -> list[str]:
     """Words as ROUGE scores them: lower case, runs of letters and digits (punctuation dropped).
 
+    A small LCS-based ROUGE-L written here instead of the rouge-score package.
+    """
     # DEVIATION: rouge-score's default tokenizer without its Porter stemmer (TOFU turns the
     # stemmer on); our synthetic words have no inflections to stem.
-    """
     return re.sub(r"[^a-z0-9]+", " ", text.lower()).split()
 
 
@@ -160,14 +161,14 @@ def truth_ratio(
     """TOFU's truth ratio R = P̄(perturbed | q) / P̄(paraphrased | q) per item.
 
     P̄(a | q) = exp(-mean token NLL of a) (the length-normalised probability). R < 1 means the
-    model prefers the true (paraphrased) answer to the wrong ones.
-
-    # DEVIATION: the perturbed answers are averaged in log space (the geometric mean of their
-    # P̄, as TOFU's code does); TOFU's paper writes the arithmetic mean.
+    model prefers the true (paraphrased) answer to the wrong ones. The perturbed answers'
+    P̄ are averaged geometrically (in log space).
 
     Returns:
         (N,) positive ratios. Summarise with `truth_ratio_score`.
     """
+    # DEVIATION: the perturbed answers are averaged in log space (the geometric mean of their
+    # P̄, as TOFU's code does); TOFU's paper writes the arithmetic mean.
     _check_pairs(questions, paraphrased_answers, perturbed_answers)
     k = {len(p) for p in perturbed_answers}
     if len(k) != 1 or 0 in k:
@@ -371,7 +372,8 @@ def extraction_strength(
 ) -> ESResult:
     """Extraction strength of each QA pair, exactly as the official evaluation computes it.
 
-    Pass paraphrased questions for the paper's "perturb" variant.
+    Pass paraphrased questions for the paper's "perturb" variant. The official evaluation
+    scores 50 random items per set; here every item passed in is scored (the caller samples).
 
     Args:
         model: A causal LM, `model(input_ids).logits` (B, T, V).

@@ -115,6 +115,8 @@ def tiny_causal_lm(
     Raises:
         ValueError, TypeError: a bad argument.
     """
+    # DEVIATION: tiny models trained from scratch (defaults: 4 layers, width 128) stand in for
+    # Phi-1.5 and Llama-2-7B-chat, which cannot be loaded offline on a CPU.
     from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
 
     from iclr25.core.seeding import torch_seed

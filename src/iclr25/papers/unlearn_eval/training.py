@@ -43,9 +43,6 @@ class FinetuneConfig:
 def finetune(model, data: Encoded, cfg: FinetuneConfig | None = None) -> np.ndarray:
     """Train `model` in place on the answer tokens of `data` (token-mean NLL, Adam).
 
-    # DEVIATION: Adam with a constant learning rate from a random initialisation (the paper
-    # fine-tunes pretrained models with AdamW and a warm-up for 5 epochs).
-
     Args:
         model: A causal LM, `model(input_ids).logits` (B, T, V); left in eval mode.
         data: The QA items (see `models.encode_qa`).
@@ -59,6 +56,8 @@ def finetune(model, data: Encoded, cfg: FinetuneConfig | None = None) -> np.ndar
     """
     from iclr25.papers.unlearn_eval.method import mean_answer_nll
 
+    # DEVIATION: Adam with a constant learning rate from a random initialisation (the paper
+    # fine-tunes pretrained models with AdamW and a warm-up for 5 epochs).
     cfg = FinetuneConfig() if cfg is None else cfg
     if len(data) == 0:
         raise ValueError("nothing to fine-tune on: the data set is empty")
