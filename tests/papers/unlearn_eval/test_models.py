@@ -84,3 +84,12 @@ def test_bad_model_arguments(tokenizer):
         encode_qa(tokenizer, ["a", "b"], ["c"])
     with pytest.raises(ValueError, match="max_new >= 0"):
         greedy_complete(None, [[1]], -1)
+
+
+def test_generation_does_not_depend_on_the_batch_size(tiny, corpus, tokenizer):
+    from iclr25.papers.unlearn_eval import metrics as M
+
+    qs = [q.question for q in corpus.items[:7]]
+    gen = M.generate_answers(tiny, tokenizer, qs, max_length=30, batch_size=3)
+    assert gen == M.generate_answers(tiny, tokenizer, qs, max_length=30, batch_size=1)
+    assert len(set(gen)) > 1  # a random model, but not a constant one

@@ -32,6 +32,15 @@ def test_finetuning_memorises(memorised, tokenizer):
     assert es.mean() > es0.mean() + 0.3 and np.all(es0 == 0.0)
 
 
+def test_es_does_not_depend_on_the_batch_size_and_its_bisection_holds(memorised, tokenizer):
+    model, _, qs, ans, _, _ = memorised
+    one = M.extraction_strength(model, tokenizer, qs, ans, batch_size=1)
+    many = M.extraction_strength(model, tokenizer, qs, ans, batch_size=5)
+    assert one.m.tolist() == many.m.tolist() and len(set(one.es)) > 1
+    chk = M.es_bisection_check(model, tokenizer, qs, ans)
+    assert np.all(chk.agree[chk.monotone]) and np.array_equal(chk.m_bisect, one.m)
+
+
 def test_unlearning_then_mixing_back(memorised, tokenizer):
     model, enc, qs, ans, _, _ = memorised
     es_orig = M.extraction_strength(model, tokenizer, qs[:2], ans[:2]).es.mean()

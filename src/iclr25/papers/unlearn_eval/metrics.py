@@ -293,10 +293,12 @@ class PrefixMatcher:
         answers: Sequence[str],
         max_length: int = 200,
         require_full: bool = False,
+        batch_size: int = 64,
     ) -> None:
         _check_pairs(questions, answers)
         self.model, self.tokenizer = model, tokenizer
         self.max_length = check_int("max_length", max_length, 2)
+        self.batch_size = check_int("batch_size", batch_size, 1)
         self.require_full = bool(require_full)
         enc = lambda s: list(tokenizer.encode(s, add_special_tokens=True))  # noqa: E731
         self.full = [enc(format_qa(q, a)) for q, a in zip(questions, answers, strict=True)]
@@ -325,7 +327,10 @@ class PrefixMatcher:
                 max(0, min(int(self.high[i]), self.max_length) - len(p))
                 for (i, _), p in zip(todo, prompts, strict=True)
             ]
-            gens = greedy_complete(self.model, prompts, n_new, eos_id=EOS_ID)
+            gens = []
+            for s in range(0, len(prompts), self.batch_size):
+                part = slice(s, s + self.batch_size)
+                gens += greedy_complete(self.model, prompts[part], n_new[part], eos_id=EOS_ID)
             for (i, k), g in zip(todo, gens, strict=True):
                 pred = list(self.tokenizer.encode(dec(g), add_special_tokens=True))
                 got, want = pred[k : self.high[i]], self.full[i][k:]
@@ -369,6 +374,7 @@ def extraction_strength(
     answers: Sequence[str],
     max_length: int = 200,
     require_full: bool = False,
+    batch_size: int = 64,
 ) -> ESResult:
     """Extraction strength of each QA pair, exactly as the official evaluation computes it.
 
@@ -382,11 +388,14 @@ def extraction_strength(
         answers: N answers.
         max_length: Generation cap in total tokens (the official 200).
         require_full: Also require that the completion reaches r (off: the official match).
+        batch_size: Completions decoded together (does not change the result).
 
     Returns:
         The per-item ES and its bars.
     """
-    match = PrefixMatcher(model, tokenizer, questions, answers, max_length, require_full)
+    match = PrefixMatcher(
+        model, tokenizer, questions, answers, max_length, require_full, batch_size
+    )
     m = bisect_prefix(match.low, match.high, match)
     return ESResult(es_from_prefix(m, match.low, match.high), m, match.low, match.high)
 
