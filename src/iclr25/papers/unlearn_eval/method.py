@@ -131,7 +131,7 @@ def mean_answer_nll(
 def npo_loss(
     model, reference, input_ids: torch.Tensor, target: torch.Tensor, beta: float
 ) -> torch.Tensor:
-    """NPO: mean_b -(2/β) log σ(β (ℓ_θ - ℓ_ref)) with sequence NLLs ℓ (Zhang et al. 2024, Eq. 3).
+    """NPO: mean_b -(2/β) log σ(β (ℓ_θ - ℓ_ref)) with sequence NLLs ℓ (Zhang et al. 2024).
 
     Args:
         model: The model being unlearned (gradients flow through it).
