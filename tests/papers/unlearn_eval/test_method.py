@@ -158,6 +158,10 @@ def test_unlearn_bad_inputs(setup):
         U.unlearn(model, forget, None, "gd")
     with pytest.raises(ValueError, match="needs refusals"):
         U.unlearn(model, forget, retain, "po")
+    with pytest.raises(TypeError, match=r"forget must be token ids from models\.encode_qa"):
+        U.unlearn(model, ["a question"], retain, "ga")
+    with pytest.raises(TypeError, match="cfg must be an UnlearnConfig, got dict"):
+        U.unlearn(model, forget, retain, "ga", {"steps": 3})
     with pytest.raises(ValueError, match="rmu_layer=7 is not allowed: the model has 2 blocks"):
         U.unlearn(model, forget, retain, "rmu", U.UnlearnConfig(rmu_layer=7))
     broken = _clone(model)

@@ -59,3 +59,5 @@ def test_finetune_bad_input(tokenizer):
         FinetuneConfig(lr=-0.1)
     with pytest.raises(ValueError, match="empty"):
         finetune(None, Encoded((), ()))
+    with pytest.raises(TypeError, match="got list and FinetuneConfig"):
+        finetune(None, [1, 2, 3])

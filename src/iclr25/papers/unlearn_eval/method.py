@@ -217,9 +217,18 @@ def unlearn(
     Raises:
         ValueError: an unknown method, a missing retain or refusal set, or a model with
             non-finite weights.
+        TypeError: a config or a data set of the wrong kind.
     """
     method = check_choice("method", method, METHODS)
     cfg = UnlearnConfig() if cfg is None else cfg
+    if not isinstance(cfg, UnlearnConfig):
+        raise TypeError(f"cfg must be an UnlearnConfig, got {type(cfg).__name__}")
+    for name, enc in (("forget", forget), ("retain", retain), ("refusals", refusals)):
+        if enc is not None and not isinstance(enc, Encoded):
+            raise TypeError(
+                f"{name} must be token ids from models.encode_qa (an Encoded), "
+                f"got {type(enc).__name__}"
+            )
     w = cfg.retain_weight
     needs_retain = method in ("gd", "kl", "po") or (method == "rmu" and w > 0)
     if needs_retain and (retain is None or len(retain) == 0):

@@ -53,12 +53,18 @@ def finetune(model, data: Encoded, cfg: FinetuneConfig | None = None) -> np.ndar
 
     Raises:
         ValueError: empty data.
+        TypeError: data or config of the wrong kind.
     """
     from iclr25.papers.unlearn_eval.method import mean_answer_nll
 
     # DEVIATION: Adam with a constant learning rate from a random initialisation (the paper
     # fine-tunes pretrained models with AdamW and a warm-up for 5 epochs).
     cfg = FinetuneConfig() if cfg is None else cfg
+    if not isinstance(cfg, FinetuneConfig) or not isinstance(data, Encoded):
+        raise TypeError(
+            "finetune(model, data, cfg) needs data from models.encode_qa and a FinetuneConfig, "
+            f"got {type(data).__name__} and {type(cfg).__name__}"
+        )
     if len(data) == 0:
         raise ValueError("nothing to fine-tune on: the data set is empty")
     batches = Batches(data, cfg.batch_size, np.random.default_rng(np.random.SeedSequence(cfg.seed)))
