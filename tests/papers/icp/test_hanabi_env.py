@@ -129,8 +129,154 @@ def test_play_discard_and_end_rules():
     with pytest.raises(ValueError, match="illegal action 2 for agent 1 in game 0"):
         env.step(np.array([[noop, 2, noop]]))
     _, _, r, done = env.step(np.array([[noop, 0, noop]]))  # a second 1: misplay, last life
-    assert r[0] == 0 and env.lives[0] == 0 and done[0] and env.score()[0] == 1
+    assert env.lives[0] == 0 and done[0] and env.discarded[0, 0] == 1
     assert (env.action_mask()[0, :, noop]).all() and env.action_mask()[0].sum() == N
+    # official scoring (the default): the last life lost ends the game with score 0
+    assert r[0] == -1 and env.score()[0] == 0 and env.score_keep()[0] == 1
+
+
+def _bomb_after_one_point(scoring):
+    """Player 0 plays a 1 (+1), player 1 plays another 1 (misplay, the only life)."""
+    spec = HanabiSpec(scoring=scoring)
+    noop = spec.noop
+    batch = HanabiBatch(1, spec)
+    batch.reset(decks=spec.deck()[None])
+    rewards = []
+    for acts in ([0, noop, noop], [noop, 0, noop]):
+        _, _, r, done = batch.step(np.array([acts]))
+        rewards.append(float(r[0]))
+    env = HanabiEnv(spec)
+    env.reset(options={"deck": spec.deck()})
+    single = []
+    for acts in ([0, noop, noop], [noop, 0, noop]):
+        _, rew, term, _, info = env.step(dict(zip(env.possible_agents, acts)))
+        single.append(rew["player_0"])
+    assert single == rewards and term["player_0"] and done[0]
+    assert info["player_0"]["score"] == batch.score()[0]
+    return rewards, batch
+
+
+def test_losing_the_last_life_scores_zero_under_the_official_rule():
+    rewards, batch = _bomb_after_one_point("official")
+    assert rewards == [1.0, -1.0] and sum(rewards) == 0  # the reward follows the rule
+    assert batch.score()[0] == 0 and batch.score_official()[0] == 0
+    assert batch.score_keep()[0] == 1 and batch.lives[0] == 0 and batch.done[0]
+
+
+def test_losing_the_last_life_keeps_the_score_under_the_keep_score_variant():
+    rewards, batch = _bomb_after_one_point("keep_score")
+    assert rewards == [1.0, 0.0]
+    assert batch.score()[0] == 1 and batch.score_keep()[0] == 1
+    assert batch.score_official()[0] == 0  # the official score is still available
+
+
+def test_official_score_is_the_fireworks_while_a_life_is_left():
+    spec = HanabiSpec(lives=2)
+    noop = spec.noop
+    env = HanabiBatch(1, spec)
+    env.reset(decks=spec.deck()[None])
+    env.step(np.array([[0, noop, noop]]))
+    _, _, r, done = env.step(np.array([[noop, 0, noop]]))  # misplay, one life left
+    assert r[0] == 0 and not done[0] and env.lives[0] == 1
+    assert env.score()[0] == env.score_keep()[0] == 1
+
+
+def test_scoring_must_be_a_known_rule():
+    with pytest.raises(ValueError, match="scoring='zero' is not allowed: use one of 'official'"):
+        HanabiSpec(scoring="zero")
+
+
+def test_small_hanabi_deck_and_sizes_match_the_hle():
+    spec = HanabiSpec()
+    # HLE Hanabi-Small: 2 colours, 5 ranks, hand size 2, 3 information tokens, 1 life token
+    # (our default has 3 players; the HLE's players are a parameter)
+    assert (spec.colours, spec.ranks, spec.hand_size) == (2, 5, 2)
+    assert (spec.hint_tokens, spec.lives, spec.max_score) == (3, 1, 10)
+    # copies per colour: three 1s, two of each middle rank, one of the top rank
+    np.testing.assert_array_equal(np.bincount(spec.deck()), [3, 2, 2, 2, 1] * 2)
+    assert spec.deck_size == 20
+
+
+def test_hints_cost_a_token_and_need_one():
+    spec = HanabiSpec()
+    noop, H = spec.noop, spec.hand_size
+    env = HanabiBatch(1, spec)
+    env.reset(decks=spec.deck()[None])  # hands: (0/1, 0/1), (0/1, 0/2), (0/2, 0/3)
+    hint = int(spec.scouting_actions[0])  # colour 0 to the next player
+    for p in range(3):
+        assert env.action_mask()[0, p, 2 * H : 2 * H + spec.num_hints].all()
+        acts = np.full((1, 3), noop)
+        acts[0, p] = hint
+        env.step(acts)
+        assert env.tokens[0] == spec.hint_tokens - 1 - p
+    mask = env.action_mask()[0, 0]
+    assert not mask[2 * H : 2 * H + spec.num_hints].any()  # no token: no hint
+    assert mask[H : 2 * H].all()  # discards are legal below the maximum
+    with pytest.raises(ValueError, match=f"illegal action {hint} for agent 0"):
+        env.step(np.array([[hint, noop, noop]]))
+    _, _, _, _ = env.step(np.array([[H, noop, noop]]))  # discard: +1 token
+    assert env.tokens[0] == 1
+
+
+def test_empty_hints_are_legal_in_our_variant():
+    # DEVIATION pinned: the HLE would refuse a hint that touches no card
+    spec = HanabiSpec()
+    noop = spec.noop
+    env = HanabiBatch(1, spec)
+    env.reset(decks=spec.deck()[None])  # player 1 holds two colour-0 cards
+    colour1 = 2 * spec.hand_size + 1  # colour 1 to the next player: touches nothing
+    assert env.action_mask()[0, 0, colour1]
+    env.step(np.array([[colour1, noop, noop]]))
+    assert env.tokens[0] == spec.hint_tokens - 1
+    assert (env.know_colour == -1).all() and (env.know_rank == -1).all()
+
+
+def test_drawn_card_takes_the_freed_slot():
+    # DEVIATION pinned: the HLE shifts the later cards left and appends the new card
+    spec = HanabiSpec()
+    noop, deck = spec.noop, spec.deck()
+    env = HanabiBatch(1, spec)
+    env.reset(decks=deck[None])
+    rank1 = 2 * spec.hand_size + spec.colours  # rank 1 to the next player
+    env.step(np.array([[rank1, noop, noop]]))  # reveals player 1's slot 0
+    assert env.know_rank[0, 1].tolist() == [0, -1]
+    kept = env.hands[0, 1, 1]
+    env.step(np.array([[noop, 2, noop]]))  # player 1 discards slot 0
+    assert env.hands[0, 1].tolist() == [deck[6], kept]
+    assert env.know_rank[0, 1].tolist() == [-1, -1]
+
+
+def test_completing_a_firework_returns_a_token_up_to_the_maximum_and_can_end_the_game():
+    # one colour, ranks 1..2: copies (3, 1); two players with one card each
+    spec = HanabiSpec(num_players=2, colours=1, ranks=2, hand_size=1, hint_tokens=2, lives=2)
+    noop = spec.noop
+    env = HanabiBatch(2, spec)
+    env.reset(decks=np.array([[0, 0, 1, 0], [0, 0, 1, 0]]))
+    env.step(np.array([[0, noop], [0, noop]]))  # player 0 plays its 1, draws the 2
+    env.step(np.array([[noop, 2], [noop, 0]]))  # game 0: a hint (token 1); game 1: misplay
+    assert env.tokens.tolist() == [1, 2] and env.lives.tolist() == [2, 1]
+    _, _, r, done = env.step(np.array([[0, noop], [0, noop]]))  # the 2 completes the colour
+    assert env.tokens.tolist() == [2, 2]  # +1, capped at the maximum
+    assert done.all() and env.score().tolist() == [2, 2] and r.tolist() == [1, 1]
+
+
+def test_after_the_last_draw_every_player_gets_one_more_turn():
+    spec = HanabiSpec()
+    N, H, noop = spec.num_players, spec.hand_size, spec.noop
+    env = HanabiBatch(1, spec)
+    env.reset(np.random.default_rng(0))
+    hint = int(spec.scouting_actions[0])
+    last_draw, turns = None, 0
+    while not env.done[0]:
+        acts = np.full((1, N), noop)
+        # alternate hints and discards: nobody misplays, every discard draws
+        acts[0, env.current] = H if env.tokens[0] < spec.hint_tokens else hint
+        env.step(acts)
+        turns += 1
+        if last_draw is None and env.drawn[0] == spec.deck_size:
+            last_draw = turns
+    assert env.lives[0] == 1 and env.score()[0] == 0
+    assert turns == last_draw + N  # the drawer of the last card plays once more, as the N-th
 
 
 def test_illegal_actions_names_and_shapes():

@@ -41,6 +41,7 @@ def test_bad_config_names_the_value_and_writes_nothing(tmp_path, override, needl
         ("eps_frac=-1e999", "eps_frac=-inf .*finite"),
         ("train.steps=0", "steps=0"),
         ("lr=0.1", "unknown config key 'lr'"),
+        ("scoring=keep", "scoring='keep': allowed values are 'official', 'keep_score'"),
     ],
 )
 def test_hanabi_bad_config_names_the_value_and_writes_nothing(tmp_path, override, needle):
@@ -76,6 +77,15 @@ def test_shared_training_group_takes_dotted_overrides(name):
     new = apply_overrides(cfg, ["train.lr=0.01", "train.steps=123"])
     assert (new.train.lr, new.train.steps) == (0.01, 123)
     assert new.train.gamma == cfg.train.gamma and new.train.batch == cfg.train.batch
+
+
+def test_hanabi_scoring_default_is_official_and_bad_values_are_rejected():
+    exp = registry.get_experiment("icp.hanabi_small")
+    assert exp.config().scoring == "official"
+    assert exp.config().spec().scoring == "official"
+    assert exp.config(scoring="keep_score").spec().scoring == "keep_score"
+    with pytest.raises(ConfigError, match="scoring='zero'"):
+        exp.config(scoring="zero")
 
 
 def test_configs_reject_nan():

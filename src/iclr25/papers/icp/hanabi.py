@@ -20,7 +20,11 @@ Rules (defaults: N = 3 players, C = 2 colours x R = 5 ranks, hand size H = 2, 3 
   card of that colour/rank in the target's hand becomes known to everybody. Hints never change
   the cards: they are the scouting actions.
 - end: no life left, every firework complete, or one more turn each after the last draw.
-- reward: the increase of the score (the sum of the fireworks heights) on each turn.
+- score (`HanabiSpec.scoring`): "official" (the Hanabi Learning Environment's rule, the
+  default): the sum of the fireworks heights, but 0 once the last life is lost; "keep_score"
+  (our earlier rule, a documented variant): the sum of the fireworks heights always.
+- reward: the change of the score on each turn (official: the turn that loses the last life
+  takes back every point scored, as the HLE's `rl_env` reward does).
 
 Actions (A = 2H + (N-1)(C+R) + 1): `s` play slot s, `H + s` discard slot s,
 `2H + (o-1)(C+R) + k` hint to the player o seats after the actor, colour k (k < C) or rank
@@ -41,16 +45,21 @@ from typing import ClassVar
 
 import numpy as np
 
-from iclr25.core.checks import check_int
+from iclr25.core.checks import check_choice, check_int
 from iclr25.papers.icp.env import _ParallelEnv
 
 HANABI_NAME = "hanabi_small_v0"
 
-# DEVIATION: our Small Hanabi departs from the official rules where it simplifies the agents:
-# hints may name a colour or rank that the target does not hold ("empty" hints are legal, so
-# every hint is a scouting action available whenever a hint token is left); a drawn card takes
-# the slot of the card that left (no shifting); losing the last life ends the game but keeps
-# the score (the Hanabi Learning Environment sets it to 0).
+# DEVIATION: our Small Hanabi departs from the Hanabi Learning Environment's rules in two places
+# that simplify the agents: hints may name a colour or rank that the target does not hold
+# ("empty" hints are legal, so every hint is a scouting action available whenever a hint token
+# is left; the HLE requires a hint to touch at least one card); a drawn card takes the slot of
+# the card that left (the HLE removes the card, shifts the later ones left and appends the new
+# card at the end). Scoring follows the HLE by default (0 once the last life is lost);
+# `scoring="keep_score"` keeps the fireworks' sum instead (a documented variant).
+
+SCORING = ("official", "keep_score")
+"""The scoring rules: the HLE's (0 after the last life is lost) and the keep-score variant."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +73,8 @@ class HanabiSpec:
         hand_size: H (>= 1).
         hint_tokens: the maximum (and initial) number of hint tokens (>= 1).
         lives: lives at the start (>= 1).
+        scoring: "official" (default; the score is 0 once the last life is lost, as in the
+            Hanabi Learning Environment) or "keep_score" (the fireworks' sum always).
     """
 
     num_players: int = 3
@@ -72,8 +83,10 @@ class HanabiSpec:
     hand_size: int = 2
     hint_tokens: int = 3
     lives: int = 1
+    scoring: str = "official"
 
     def __post_init__(self) -> None:
+        check_choice("scoring", self.scoring, SCORING)
         check_int("num_players", self.num_players, 2)
         check_int("colours", self.colours, 1)
         check_int("ranks", self.ranks, 2)
@@ -220,8 +233,17 @@ class HanabiBatch:
         return self.t % self.spec.num_players
 
     def score(self) -> np.ndarray:
-        """Sum of the fireworks heights, (B,)."""
+        """The score under `spec.scoring`, (B,): the fireworks' sum, 0 once the last life is
+        lost under "official"."""
+        return self.score_official() if self.spec.scoring == "official" else self.score_keep()
+
+    def score_keep(self) -> np.ndarray:
+        """The keep-score rule: the sum of the fireworks heights, (B,)."""
         return self.fireworks.sum(1)
+
+    def score_official(self) -> np.ndarray:
+        """The HLE's rule: the sum of the fireworks heights, 0 once no life is left, (B,)."""
+        return np.where(self.lives > 0, self.fireworks.sum(1), 0)
 
     def private_features(self) -> np.ndarray:
         """What every other player knows about player j: its hand one-hot and the fireworks,
@@ -353,7 +375,7 @@ class HanabiBatch:
         self.turns_left = np.where(last_drawn, N, self.turns_left)
         reward = np.where(live, self.score() - before, 0).astype(np.float32)
         finished = live & (
-            (self.lives == 0) | (self.score() == sp.max_score) | (self.turns_left == 0)
+            (self.lives == 0) | (self.score_keep() == sp.max_score) | (self.turns_left == 0)
         )
         self.last_action = np.where(live, act, self.last_action)
         self.done = self.done | finished
@@ -379,11 +401,13 @@ class HanabiEnv(_ParallelEnv):
     (obs_dim,), "action_mask": int8 (A,)}`; actions `Discrete(A)`. Turn-based rules inside a
     parallel API: every live agent submits an action each step, only the player on turn may do
     something other than the no-op (its mask says so). An illegal action raises `ValueError`
-    naming the agent, the action and the legal ones. `info["score"]` holds the score at the end.
+    naming the agent, the action and the legal ones. `info["score"]` holds the score at the end
+    (under `spec.scoring`).
     Needs the `marl` extra (gymnasium spaces).
 
     Args:
-        spec: The game sizes (default: N=3, C=2, R=5, H=2, 3 hint tokens, 1 life).
+        spec: The game sizes (default: N=3, C=2, R=5, H=2, 3 hint tokens, 1 life, official
+            scoring).
     """
 
     metadata: ClassVar[dict] = {"name": HANABI_NAME, "render_modes": [], "is_parallelizable": True}
@@ -417,6 +441,12 @@ class HanabiEnv(_ParallelEnv):
         self.t = 0
         self.agents = list(self.possible_agents)
         return self._observations(), {a: {} for a in self.agents}
+
+    def _score(self) -> int:
+        """The score under `spec.scoring` (official: 0 once no life is left)."""
+        if self.spec.scoring == "official" and self.lives == 0:
+            return 0
+        return sum(self.fireworks)
 
     def _legal(self, i: int) -> list[int]:
         sp, H = self.spec, self.spec.hand_size
@@ -481,7 +511,7 @@ class HanabiEnv(_ParallelEnv):
                 )
         p = self.t % N
         act = acts[p]
-        before = sum(self.fireworks)
+        before = self._score()
         counting = self.turns_left is not None
         if act < 2 * H:  # play or discard slot act % H
             slot = act % H
@@ -519,8 +549,8 @@ class HanabiEnv(_ParallelEnv):
             self.turns_left -= 1
         self.last_action = act
         self.t += 1
-        score = sum(self.fireworks)
-        done = self.lives == 0 or score == sp.max_score or self.turns_left == 0
+        score = self._score()
+        done = self.lives == 0 or sum(self.fireworks) == sp.max_score or self.turns_left == 0
         self.over = done
         obs = self._observations()
         agents = list(self.agents)

@@ -230,15 +230,18 @@ def hanabi_rollout(
 
 
 def evaluate_hanabi(team: HanabiTeam, games: int, rng: np.random.Generator) -> dict[str, float]:
-    """Greedy play on `games` fresh games: `score` (mean final score), `bombed` (fraction of
-    games that lost their last life), `hint_rate` (fraction of turns spent hinting or sending)
-    and `turns` (mean game length)."""
+    """Greedy play on `games` fresh games: `score` (mean final score under the official rule:
+    0 for a game that lost its last life), `score_keep` (the same games under the keep-score
+    rule: the fireworks' sum), `bombed` (fraction of games that lost their last life),
+    `hint_rate` (fraction of turns spent hinting or sending) and `turns` (mean game length).
+    Both scores are recorded whatever `team.spec.scoring` (the rule the team trained under)."""
     env = HanabiBatch(games, team.spec)
     with torch.no_grad():
         ro = hanabi_rollout(team, env, rng)
     live = ro.live.numpy()
     return {
-        "score": float(env.score().mean()),
+        "score": float(env.score_official().mean()),
+        "score_keep": float(env.score_keep().mean()),
         "bombed": float((env.lives == 0).mean()),
         "hint_rate": float((ro.sent * live).sum() / live.sum()),
         "turns": float(live.sum(0).mean()),
