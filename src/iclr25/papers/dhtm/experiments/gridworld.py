@@ -164,7 +164,7 @@ CLAIMS = vs_baselines(
             "full": (
                 "contradicted",
                 "after the wall appears the DHTM agent keeps predicting the old path and does "
-                "not find the detour (about 47 steps per episode), while CSCG's EM refits on a "
+                "not find the detour (about 46 steps per episode), while CSCG's EM refits on a "
                 "sliding buffer re-estimate the transitions (about 32)",
             ),
         },
@@ -187,7 +187,7 @@ CLAIMS = vs_baselines(
             "full": (
                 "inconclusive",
                 "the LSTM agent needs slightly fewer steps after the change on average (about "
-                "44 against 47); with 5 seeds the 95% t interval of the difference includes 0 "
+                "44 against 46); with 5 seeds the 95% t interval of the difference includes 0 "
                 "(the old percentile bootstrap interval did not: contradicted)",
             ),
         },
