@@ -272,6 +272,6 @@ EXPERIMENT = Experiment(
     run=run,
     claims=CLAIMS,
     metrics=METRICS,
-    seeds={"smoke": 1, "quick": 3, "full": 5},
+    seeds={"smoke": 1, "quick": 3, "full": 10},
     figures=plots.grid_figures,
 )

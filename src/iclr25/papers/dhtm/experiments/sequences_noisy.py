@@ -6,26 +6,19 @@ verdicts."""
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 
 from iclr25.core.experiment import Experiment
 from iclr25.papers.dhtm import plots
 from iclr25.papers.dhtm.training import (
     SEQ_METRICS,
-    SEQ_PRESETS,
     SequenceConfig,
     run_sequences,
     sequence_claims,
+    variant_presets,
 )
 
-PRESETS = {
-    "smoke": dataclasses.replace(SEQ_PRESETS["smoke"], generator="noisy_emissions"),
-    "quick": dataclasses.replace(SEQ_PRESETS["quick"], generator="noisy_emissions"),
-    "full": dataclasses.replace(
-        SEQ_PRESETS["full"], generator="noisy_emissions", phase_episodes=(300, 300, 300)
-    ),
-}
+PRESETS = variant_presets("noisy_emissions")
 
 _NOT_LEARNED = (
     "with noisy emissions DHTM does not learn the aliased contexts at our settings (excess "

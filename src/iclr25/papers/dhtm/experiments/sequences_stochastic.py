@@ -6,7 +6,6 @@ harder variant, are `dhtm.sequences_noisy`."""
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 
 from iclr25.core.experiment import Experiment
@@ -14,22 +13,13 @@ from iclr25.papers.dhtm import plots
 from iclr25.papers.dhtm.training import (
     SEQ_CLAIM_ROWS,
     SEQ_METRICS,
-    SEQ_PRESETS,
     SequenceConfig,
     run_sequences,
     sequence_claims,
+    variant_presets,
 )
 
-# DEVIATION: the stochastic experiments' full presets have 300 episodes per phase (the
-# deterministic one 500) to fit ten seeds in the laptop budget, and they reuse the points
-# tuned on the deterministic task.
-PRESETS = {
-    "smoke": dataclasses.replace(SEQ_PRESETS["smoke"], generator="stochastic_transitions"),
-    "quick": dataclasses.replace(SEQ_PRESETS["quick"], generator="stochastic_transitions"),
-    "full": dataclasses.replace(
-        SEQ_PRESETS["full"], generator="stochastic_transitions", phase_episodes=(300, 300, 300)
-    ),
-}
+PRESETS = variant_presets("stochastic_transitions")
 
 _WHY = (
     "DHTM gives a redrawn (unexpected) symbol almost no probability (about 4.5 nats of excess "
