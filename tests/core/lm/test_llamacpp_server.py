@@ -48,8 +48,16 @@ def test_generate_greedy_sampled_chat_and_stop(server):
     assert cut[0] == greedy[0][: greedy[0].find("Paris")]
     a = lm.generate(["Write a word:"] * 2, max_new_tokens=6, temperature=1.0, seed=3)
     assert a[0] == a[1] == lm.generate(["Write a word:"], 6, temperature=1.0, seed=3)[0]
+    # The chat path: messages go through the model's chat template on the server. What the
+    # 135M model at Q4_1 answers depends on the CPU's kernels (llama.cpp is built natively): on
+    # one machine "Paris", on another a list of French names. So assert the path, not the
+    # model's knowledge: a non-empty, deterministic greedy answer that differs from the plain
+    # completion of the same text (the template changes the context).
     chat = _lm(server, chat=True)
-    assert "Paris" in chat.generate(["What is the capital of France?"], max_new_tokens=16)[0]
+    q = "What is the capital of France?"
+    answer = chat.generate([q], max_new_tokens=16)[0]
+    assert answer.strip() and answer == chat.generate([q], max_new_tokens=16)[0]
+    assert answer != lm.generate([q], max_new_tokens=16)[0]
 
 
 def test_tokens_round_trip(server):
