@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -16,6 +19,20 @@ def needs(*modules: str):
     """Skip a test unless every module in `modules` can be imported (reason names them)."""
     missing = [m for m in modules if importlib.util.find_spec(m) is None]
     return pytest.mark.skipif(bool(missing), reason=f"needs {', '.join(missing)}")
+
+
+@contextlib.contextmanager
+def serve_loopback(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """Serve `handler` on 127.0.0.1 at a free port in a thread; yields the base URL and stops
+    the server on exit (tests talk only to listeners they start on the loopback address)."""
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{srv.server_address[1]}"
+    finally:
+        srv.shutdown()
+        srv.server_close()
 
 
 def assert_reproduced(verdicts: Sequence[ClaimResult], ids: Sequence[str] | None = None) -> None:

@@ -3,14 +3,14 @@
 import contextlib
 import json
 import socket
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import numpy as np
 import pytest
 
 from iclr25.core.lm import LMConfig, LMConnectionError, LMHTTPError, LMResponseError, load_lm
 from iclr25.core.lm.openai_api import OpenAILM
+from iclr25.core.testing import serve_loopback
 
 PIECES = {1: " yes", 2: " no", 3: "maybe"}
 
@@ -93,12 +93,8 @@ class Stub(BaseHTTPRequestHandler):
 @pytest.fixture
 def server():
     Stub.mode, Stub.calls = "ok", 0
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Stub)
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{srv.server_address[1]}"
-    srv.shutdown()
-    srv.server_close()
+    with serve_loopback(Stub) as base:
+        yield base
 
 
 def _lm(url, **kw):

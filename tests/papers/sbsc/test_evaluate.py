@@ -4,14 +4,14 @@ test opens on 127.0.0.1 (no other network), the scripted solver answering behind
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import ClassVar
 
 import pytest
 
 pytest.importorskip("pyseccomp", reason="the sandbox tests need the extra 'sandbox'")
 
+from iclr25.core.testing import serve_loopback
 from iclr25.papers.sbsc.data import load_problems
 from iclr25.papers.sbsc.evaluate import main
 from iclr25.papers.sbsc.method import ReplayLM, Transcript
@@ -45,12 +45,8 @@ class Stub(BaseHTTPRequestHandler):
 @pytest.fixture
 def url():
     Stub.prompts = []
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Stub)
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{srv.server_address[1]}"
-    srv.shutdown()
-    srv.server_close()
+    with serve_loopback(Stub) as base:
+        yield base
 
 
 def test_command_line_over_an_openai_compatible_server(url, tmp_path):

@@ -453,25 +453,19 @@ def make_bench(
     items: dict[tuple[str, str], list[dict]] = {}
     fewshot: dict[str, list[dict]] = {"General": [], "Legal": []}
 
-    relations = list(GENERAL_RELATIONS)
-    for rel in relations:
-        for j in range(n_fewshot):
-            fewshot["General"].append(_general_record(names, rel, span, j % 2 == 0, rng))
-    for state in ("dynamic", "static"):
-        items[("General", state)] = [
-            _general_record(names, relations[i % len(relations)], span, state == "dynamic", rng)
-            for i in range(n_general)
-        ]
-
-    qtypes = list(LEGAL_TYPES)
-    for qt in qtypes:
-        for j in range(n_fewshot):
-            fewshot["Legal"].append(_legal_record(names, qt, span, j % 2 == 0, rng))
-    for state in ("dynamic", "static"):
-        items[("Legal", state)] = [
-            _legal_record(names, qtypes[i % len(qtypes)], span, state == "dynamic", rng)
-            for i in range(n_legal)
-        ]
+    # General then Legal, each its few-shot pool then its items (the draws' order is the seed's)
+    for domain, kinds, record, n in (
+        ("General", list(GENERAL_RELATIONS), _general_record, n_general),
+        ("Legal", list(LEGAL_TYPES), _legal_record, n_legal),
+    ):
+        for kind in kinds:
+            for j in range(n_fewshot):
+                fewshot[domain].append(record(names, kind, span, j % 2 == 0, rng))
+        for state in ("dynamic", "static"):
+            items[(domain, state)] = [
+                record(names, kinds[i % len(kinds)], span, state == "dynamic", rng)
+                for i in range(n)
+            ]
 
     used: set = set()
     fewshot["Math"] = _math_records(n_fewshot * len(MATH_RELATIONS), rng, name_threshold, used)
