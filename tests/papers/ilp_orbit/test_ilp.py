@@ -11,6 +11,7 @@ from iclr25.papers.ilp_orbit.ilp import (
     GE,
     ILP,
     LE,
+    Solution,
     bipartite_features,
     load_ilp,
     solve,
@@ -249,3 +250,52 @@ def test_bipartite_features_follow_the_paper():
     assert g.edge_index.shape == (2, 3)
     coef = {(int(i), int(j)): float(a) for (i, j), a in zip(g.edge_index.T, g.edge_attr[:, 0])}
     assert coef == {(0, 0): 0.5, (0, 1): 1.0, (1, 0): 1.0}
+
+
+def test_proven_optimal_labels_serve_every_time_limit_and_cut_off_ones_are_keyed_by_it(
+    tmp_path, monkeypatch
+):
+    import iclr25.papers.ilp_orbit.data as data
+
+    monkeypatch.setenv("ICLR25_CACHE", str(tmp_path))
+    ilp = bin_packing(np.random.default_rng(0), n_items=5)
+    first = label(ilp, time_limit=30)
+    assert first.proven_optimal
+    (entry,) = cache_dir().iterdir()
+    assert entry.name.endswith("-opt.npz")
+    calls = []
+    monkeypatch.setattr(data, "solve", lambda *a, **k: calls.append(k) or first)
+    np.testing.assert_array_equal(label(ilp, time_limit=5).x, first.x)
+    assert calls == []  # the optimal entry answered a different limit
+    cut = Solution(first.x, first.objective, 0.25, "Time limit reached", 5.0)
+    monkeypatch.setattr(data, "solve", lambda *a, **k: calls.append(k) or cut)
+    entry.unlink()
+    assert not label(ilp, time_limit=5).proven_optimal
+    assert [p.name.split("-")[-1] for p in cache_dir().iterdir()] == ["t5.npz"]
+    assert label(ilp, time_limit=5).gap == 0.25 and len(calls) == 1
+    label(ilp, time_limit=7)  # another limit solves again
+    assert calls == [{"time_limit": 5}, {"time_limit": 7}]
+
+
+def test_run_family_leaves_out_labels_not_proven_optimal(monkeypatch):
+    import iclr25.papers.ilp_orbit.family as family
+    from iclr25.core.context import RunContext
+
+    real = family.label
+    seen = []
+
+    def some_cut_off(ilp, time_limit):
+        sol = real(ilp, time_limit)
+        seen.append(ilp)
+        if len(seen) % 3:
+            return sol
+        return Solution(sol.x, sol.objective, 0.1, "Time limit reached", time_limit)
+
+    monkeypatch.setattr(family, "label", some_cut_off)
+    cfg = family.FamilyConfig(n_instances=9, n_items=4, epochs=1, emb=8, draws=1)
+    m = family.run_family(cfg, RunContext(seed=0))
+    assert m["data/labels_not_optimal"] == 3 and m["data/label_gap_max"] == 0.1
+    never = Solution(np.zeros(1), 0.0, 0.5, "Time limit reached", 1.0)
+    monkeypatch.setattr(family, "label", lambda ilp, time_limit: never)
+    with pytest.raises(ValueError, match=r"only 0 of 9 labels are proven optimal .*time_limit"):
+        family.run_family(cfg, RunContext(seed=0))

@@ -413,8 +413,13 @@ class Solution:
     status: str
     seconds: float
 
+    @property
+    def proven_optimal(self) -> bool:
+        """HiGHS proved the solution optimal (the time limit did not cut the search short)."""
+        return self.status == "Optimal"
 
-def solve(ilp: ILP, time_limit: float = 2.0, seed: int = 0) -> Solution:
+
+def solve(ilp: ILP, time_limit: float = 60.0, seed: int = 0) -> Solution:
     """Solve `ilp` with HiGHS (one thread, fixed random seed) under `time_limit` seconds.
 
     Raises:

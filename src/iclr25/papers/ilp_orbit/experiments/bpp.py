@@ -13,7 +13,7 @@ PRESETS = {
     "smoke": FamilyConfig(
         n_instances=10, n_items=4, epochs=2, emb=16, draws=2, ablation=("orbit_plus",)
     ),
-    "quick": FamilyConfig(n_instances=60, epochs=12, ablation=("orbit_plus",)),
+    "quick": FamilyConfig(n_instances=60, epochs=12, lr=1e-3, ablation=("orbit_plus",)),
     "full": FamilyConfig(ablation=("position", "orbit_plus")),
 }
 

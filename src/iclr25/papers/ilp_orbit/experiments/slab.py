@@ -13,7 +13,7 @@ PRESETS = {
     "smoke": FamilyConfig(
         family="slab", n_instances=10, n_items=4, n_slabs=3, epochs=2, emb=16, draws=2
     ),
-    "quick": FamilyConfig(family="slab", n_instances=60, epochs=12),
+    "quick": FamilyConfig(family="slab", n_instances=60, epochs=12, lr=1e-3),
     "full": FamilyConfig(family="slab"),
 }
 
