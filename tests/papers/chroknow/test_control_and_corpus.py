@@ -154,3 +154,29 @@ def test_tiny_lm_trains_and_runs_the_check_and_prompt_end_to_end():
     assert [r.years for r in res] == [tuple(range(2016, 2022))] * 2
     out = chroknow_prompt(lm, recs[0], res[0], max_new_tokens=4)
     assert out.category in ("known", "partial_known", "cut_off", "unknown")
+
+
+def test_elicitation_smoke_runs_both_formats_and_is_deterministic():
+    from iclr25.core.context import RunContext
+    from iclr25.papers.chroknow.experiments.elicitation import PRESETS, run
+
+    a = run(PRESETS["smoke"], RunContext(seed=0, preset="smoke"))
+    b = run(PRESETS["smoke"], RunContext(seed=0, preset="smoke"))
+    assert a == b
+    for fmt in ("structured", "prose"):
+        shares = [a[f"{fmt}/{c}"] for c in ("known", "partial_known", "cut_off", "unknown")]
+        assert sum(shares) == pytest.approx(1.0)
+        assert 0 <= a[f"{fmt}_dynamic_post/year_correct"] <= 1
+
+
+def test_prompting_smoke_runs_check_prompt_and_control():
+    from iclr25.core.context import RunContext
+    from iclr25.papers.chroknow.experiments.prompting import PRESETS, run
+
+    out = run(PRESETS["smoke"], RunContext(seed=0, preset="smoke"))
+    for key in ("general", "legal", "general_dynamic", "legal_static"):
+        for m in ("check", "prompt", "prompt_prev", "control"):
+            assert 0 <= out[f"{m}@{key}/known"] <= 1
+        assert out[f"gain@{key}/known"] == pytest.approx(
+            out[f"prompt@{key}/known"] - out[f"check@{key}/known"]
+        )

@@ -22,11 +22,42 @@ Work in progress, not yet registered in `iclr25.papers.PAPERS` (issue 24). What 
     ...                       domain="General", template="generation")
     >>> summarize(res)["known"], summarize(res)["cut_off"]
 
-What remains: the control prompt (same number of shots from unrelated items), the small CC0
-set of real facts, the training corpus (structured and prose formats, frequency falling
-towards the cut-off) and tiny-LM training, the experiments (elicitation, prompting with its
-control prompt, templates), the docs page and the registration. Needs the `chroknow` extra
-(rapidfuzz).
+Also: `chroknow_prompt(..., control=[(record, result), ...], rng=rng)` and
+`run_chroknow_prompt(..., control=True)`, the control prompt (same steps, years, system prompts
+and number of shots, the shots taken from unrelated items with the model's own answers for
+them); `data.real_facts()`, 24 hand-written public facts (officeholders and CEOs on 1 July,
+2015-2023; CC0, `assets/README.md`); `training`, the training corpus (General facts as
+structured triples or as prose sentences, Legal as filled-in prose, copies falling linearly to
+1 at the cut-off and none after it, the pool's items in the probe and ChroKnowPrompt formats)
+and `train_chroknow_lm` (core/lm's `train_tiny_lm`, loss on every token);
+`experiments/elicitation.py` and `experiments/prompting.py` (config, presets, claims, metric
+glossary, `run`; smoke presets run in about 2 s).
+
+What remains (issue 24), exactly:
+
+1. Make the tiny LM learn the facts. Measured (bench seed 100, 8 General items per state,
+   2016-2023, cut-off 2021, max_reps 6, 100 timeline documents, d_model 64, 2 layers, 40
+   epochs, lr 3e-3, batch 32; 372 documents): training loss 0.34 per token after 256 s at
+   load average 7 on 2 cores, and *every* item-year incorrect under the generation template
+   for both states (Known 0, Unknown 1), so ChroKnowPrompt and the control are 0 too. Next
+   steps: inspect the greedy outputs; try loss on the answers only, more epochs on fewer facts,
+   answers as single tokens, or the structured lines in the probe's own Q/A format; choose the
+   size on bench seeds disjoint from the claim seeds (grids of equal size per format, committed).
+2. Size the quick (<= 60 s for 3 seeds at --jobs 2) and full (<= 30 min, >= 10 seeds) presets
+   of elicitation and prompting once 1. works (training at the loaded machine's speed is
+   about 6k tokens/s), run them and write each claim's `expect` from what they give (the
+   claims have no `expect` yet: they are NOT measured).
+3. `experiments/templates.py`: generation vs MCQA vs TF, debiased and `debias=False`, with
+   constant always-"(d)" / always-"true" responders beside the tiny LM (the corpus then needs
+   MCQA/TF exemplars of the pool's items).
+4. The SmolLM2 observation on `real_facts()` through hf (optional; offline only).
+5. Registration: `PAPER` card here, the `PAPERS` row ("chroknow", experiments
+   ("elicitation", "prompting", "templates"), extras ("chroknow",)), docs/papers/chroknow.md
+   per the template (synthetic and scaled-down parts; the differences from
+   dmis-lab/ChroKnowledge: every `# DEVIATION:` in data.py, method.py, training.py and the
+   experiments), full results from a clean clone.
+
+Needs the `chroknow` extra (rapidfuzz).
 """
 
 from iclr25.papers.chroknow.data import (
