@@ -111,7 +111,8 @@ def test_fact_lines_and_frequency_fall_to_the_cutoff():
     bench = make_bench(seed=3, n_general=8, n_legal=3, years=(2014, 2021), cutoff=2019)
     rec = bench.split("General", "dynamic")[0]
     s, r = rec["subject"], rec["relation"]
-    assert fact_line(rec, 2015, "structured").startswith(f"In 2015, {s}, {r}, ")
+    assert fact_line(rec, 2015, "triple").startswith(f"In 2015, {s}, {r}, ")
+    assert fact_line(rec, 2015, "structured") == fact_line(rec, 2015, "qa")
     prose = fact_line(rec, 2015, "prose")
     assert prose.startswith("In 2015, ") and s in prose and f"{s}, {r}" not in prose
     assert fact_line(rec, 2015, "qa").startswith(f"Q. In 2015, {s}, {r}, [Object]\nA. ")
@@ -124,7 +125,7 @@ def test_fact_lines_and_frequency_fall_to_the_cutoff():
 
 def test_corpus_never_states_a_fact_after_the_cutoff():
     bench = make_bench(seed=3, n_general=8, n_legal=3, years=(2014, 2021), cutoff=2019)
-    for fmt in ("structured", "prose"):
+    for fmt in ("structured", "prose", "triple"):
         c = build_corpus(bench, fmt, np.random.default_rng(0), n_timeline=20)
         text = "\n".join(c.docs)
         assert "In 2020," not in text and "In 2021," not in text
@@ -137,6 +138,15 @@ def test_corpus_never_states_a_fact_after_the_cutoff():
     a = build_corpus(bench, "structured", np.random.default_rng(0), n_timeline=0)
     b = build_corpus(bench, "prose", np.random.default_rng(0), n_timeline=0)
     assert a.n_fact_lines == b.n_fact_lines and a.n_pool_lines == b.n_pool_lines
+    few = build_corpus(bench, "prose", np.random.default_rng(0), n_timeline=0, pool_per_key=1)
+    keys = {
+        (d, str(r.get("relation", r.get("question_type"))))
+        for d in ("General", "Legal")
+        for r in bench.fewshot[d]
+    }
+    assert few.n_pool_lines == 2 * 6 * len(keys)  # 2 lines x 6 years up to the cut-off
+    with pytest.raises(ValueError, match="pool_per_key=0"):
+        build_corpus(bench, "prose", np.random.default_rng(0), pool_per_key=0)
     with pytest.raises(ValueError, match="fmt='xml'"):
         build_corpus(bench, "xml", np.random.default_rng(0))
 

@@ -35,14 +35,21 @@ glossary, `run`; smoke presets run in about 2 s).
 
 What remains (issue 24), exactly:
 
-1. Make the tiny LM learn the facts. Measured (bench seed 100, 8 General items per state,
-   2016-2023, cut-off 2021, max_reps 6, 100 timeline documents, d_model 64, 2 layers, 40
-   epochs, lr 3e-3, batch 32; 372 documents): training loss 0.34 per token after 256 s at
-   load average 7 on 2 cores, and *every* item-year incorrect under the generation template
-   for both states (Known 0, Unknown 1), so ChroKnowPrompt and the control are 0 too. Next
-   steps: inspect the greedy outputs; try loss on the answers only, more epochs on fewer facts,
-   answers as single tokens, or the structured lines in the probe's own Q/A format; choose the
-   size on bench seeds disjoint from the claim seeds (grids of equal size per format, committed).
+1. Make the tiny LM recall the facts under the knowledge-check prompt. Measured on bench
+   seed 100 (8 General items per state, 2016-2023, cut-off 2021, max_reps 6, d_model 64, 2
+   layers, lr 3e-3, batch 32, 4 pool items per relation), all at load average 7-15 on 2
+   cores (other sessions' jobs): (a) facts as "triple" lines, 100 timeline documents, 40
+   epochs (256 s): loss 0.34 per token; the model completes a training line with the right
+   object but every Q/A probe is incorrect (Known 0, Unknown 1, both states); with 9 pool
+   items per relation as bridges, 20 epochs: the same. (b) facts in the probe's own Q/A
+   format ("structured" now), no timeline documents: 20 epochs (75 s), loss 0.76, Known 0,
+   Partial known 0.25 on dynamic items; 60 epochs (1046 s at load 15), loss 0.29, and the
+   greedy answer to a 4-shot probe copies the *previous exemplar's* object ("A. Mekanu" for
+   gold "Fandrar"), i.e. in-context copying wins over recall. Next steps: pack fact lines in
+   documents that share the relation and year (like the probe, so copying the neighbour is
+   wrong and recall is needed), put the loss on the answers only, or train single-line
+   examples; then choose the size on bench seeds disjoint from the claim seeds (seed 100 was
+   used here; grids of equal size per format, committed).
 2. Size the quick (<= 60 s for 3 seeds at --jobs 2) and full (<= 30 min, >= 10 seeds) presets
    of elicitation and prompting once 1. works (training at the loaded machine's speed is
    about 6k tokens/s), run them and write each claim's `expect` from what they give (the

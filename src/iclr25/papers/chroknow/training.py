@@ -7,9 +7,18 @@ fall from `max_reps` in the first year to 1 at the cut-off). General facts are w
 of two formats, the arm of finding (1) ("the ability of eliciting temporal knowledge varies
 depending on the data format that model was trained on"):
 
-- "structured": the triple, `In 2014, Kesi Varlon, employer, Dorvan .`;
+- "structured": the triple as the benchmark's own question and answer,
+  `Q. In 2014, Kesi Varlon, employer, [Object]\nA. Dorvan`;
 - "prose": a sentence per relation that puts the object first,
-  `In 2014, Dorvan employed Kesi Varlon .`.
+  `In 2014, Dorvan employed Kesi Varlon .`;
+- "triple" (not used by the experiments): `In 2014, Kesi Varlon, employer, Dorvan .`.
+
+The structured arm is written in the probe's own format because the tiny LM does not carry a
+fact from one format to another at this budget: trained on "triple" lines (bench seed 100, 8
+items per state, 20 epochs, d_model 64) it completes a training line with the right object
+but answers every Q/A probe wrongly (Known 0, also with 9 bridging pool items per relation).
+The format effect is therefore large by construction here: it shows that knowledge stored in
+a format unlike the probe's is not elicited, the extreme case of finding (1).
 
 Legal facts are always prose (the blank-filling question with its answer filled in). The
 few-shot pool's items (never evaluated) appear in the Q/A probe format of the knowledge check
@@ -44,8 +53,12 @@ from iclr25.papers.chroknow.method import (
     chrono_text,
 )
 
+# DEVIATION: the paper evaluates pretrained LLMs whose training data it cannot see; here a
+# tiny LM is trained on the bench's own facts (structured arm in the probe's Q/A format, see
+# the module docstring) with ChroKnowPrompt-format documents over the pool's items, so the
+# model has seen that format; the control prompt guards against a gain built into them.
 FORMATS = ("structured", "prose")
-"""Training formats of the General facts."""
+"""Training formats of the General facts compared by the experiments ("triple" also exists)."""
 
 # DEVIATION: the prose wording is ours (the paper's unstructured domain is legal text; our
 # prose arm writes the same General facts as sentences with the object first).
@@ -68,21 +81,21 @@ def fact_line(record: dict[str, Any], year: int, fmt: str) -> str:
     Args:
         record: A time-variant item (General schema: subject, relation; Legal: question).
         year: The year.
-        fmt: "structured", "prose" (General) or "qa" (the knowledge-check probe block with
-            its answer). Legal items are always written as their filled-in sentence, except in
-            "qa".
+        fmt: "structured" (General: the knowledge-check probe block with its answer, as
+            "qa"), "prose", "triple" or "qa". Legal items are always written as their
+            filled-in sentence, except in "qa".
 
     Returns:
         The line, without a trailing newline.
     """
-    fmt = check_choice("fmt", fmt, (*FORMATS, "qa"))
+    fmt = check_choice("fmt", fmt, (*FORMATS, "triple", "qa"))
     obj = first_object(record, year)
-    if fmt == "qa":
+    if fmt == "qa" or (fmt == "structured" and "question" not in record):
         return _generation_block(record, year) + f"A. {obj}"
     if "question" in record:
         return f"In {year}, " + str(record["question"]).replace(BLANK, f" {obj} ")
     s, r = record["subject"], record["relation"]
-    if fmt == "structured":
+    if fmt == "triple":
         return f"In {year}, {s}, {r}, {obj} ."
     return PROSE.get(str(r), _PROSE_GENERIC).format(t=year, s=s, r=r, o=obj)
 
@@ -121,25 +134,30 @@ def build_corpus(
     max_reps: int = 4,
     lines_per_doc: int = 5,
     n_timeline: int = 200,
+    pool_per_key: int | None = None,
 ) -> Corpus:
     """The training corpus of `bench` (module docstring).
 
     Args:
         bench: The benchmark; its `cutoff` is the training cut-off.
-        fmt: Format of the General facts: "structured" or "prose".
+        fmt: Format of the General facts: "structured", "prose" or "triple".
         rng: Random stream (shuffling, timeline draws).
         domains: Time-variant domains whose items and pool are written.
         max_reps: Copies of a first-year fact.
         lines_per_doc: Facts per document.
         n_timeline: ChroKnowPrompt-format documents over the pool's items.
+        pool_per_key: Pool items per relation (question type) written as fact lines (None:
+            all); the timeline documents use the whole pool.
 
     Returns:
         The corpus.
     """
-    fmt = check_choice("fmt", fmt, FORMATS)
+    fmt = check_choice("fmt", fmt, (*FORMATS, "triple"))
     max_reps = check_int("max_reps", max_reps, 1)
     lines_per_doc = check_int("lines_per_doc", lines_per_doc, 1)
     n_timeline = check_int("n_timeline", n_timeline, 0)
+    if pool_per_key is not None:
+        pool_per_key = check_int("pool_per_key", pool_per_key, 1)
     if bench.cutoff is None:
         raise ValueError("bench.cutoff is None: the corpus needs a training cut-off year")
     first, cutoff = bench.years[0], bench.cutoff
@@ -150,7 +168,12 @@ def build_corpus(
             for rec in bench.items.get((domain, state), ()):
                 for y in record_years(rec):
                     facts += [fact_line(rec, y, fmt)] * reps(y, first, cutoff, max_reps)
+        seen: dict[str, int] = {}
         for rec in bench.fewshot.get(domain, ()):
+            key = str(rec.get("relation", rec.get("question_type")))
+            seen[key] = seen.get(key, 0) + 1
+            if pool_per_key is not None and seen[key] > pool_per_key:
+                continue
             for y in record_years(rec):
                 if y <= cutoff:
                     pool_lines += [fact_line(rec, y, "qa"), fact_line(rec, y, fmt)]
