@@ -190,3 +190,18 @@ def test_prompting_smoke_runs_check_prompt_and_control():
         assert out[f"gain@{key}/known"] == pytest.approx(
             out[f"prompt@{key}/known"] - out[f"check@{key}/known"]
         )
+
+
+def test_probe_packing_groups_lines_of_one_relation_and_year():
+    bench = make_bench(seed=3, n_general=8, n_legal=3, years=(2014, 2021), cutoff=2019)
+
+    def same_year_share(pack):
+        c = build_corpus(
+            bench, "structured", np.random.default_rng(0), n_timeline=0, lines_per_doc=3, pack=pack
+        )
+        years = [set(re.findall(r"In (\d{4}),", d)) for d in c.docs]
+        return np.mean([len(y) == 1 for y in years])
+
+    assert same_year_share("probe") > 0.8 > 0.3 > same_year_share("random")
+    with pytest.raises(ValueError, match="pack='sorted'"):
+        build_corpus(bench, "structured", np.random.default_rng(0), pack="sorted")

@@ -49,6 +49,7 @@ from iclr25.papers.chroknow.method import (
     SYSTEM_NO_CANDIDATE,
     _distractors,
     _generation_block,
+    _key_of,
     chrono_shot,
     chrono_text,
 )
@@ -135,6 +136,7 @@ def build_corpus(
     lines_per_doc: int = 5,
     n_timeline: int = 200,
     pool_per_key: int | None = None,
+    pack: str = "probe",
 ) -> Corpus:
     """The training corpus of `bench` (module docstring).
 
@@ -148,6 +150,9 @@ def build_corpus(
         n_timeline: ChroKnowPrompt-format documents over the pool's items.
         pool_per_key: Pool items per relation (question type) written as fact lines (None:
             all); the timeline documents use the whole pool.
+        pack: "probe" packs lines of the same relation and year together, as a
+            knowledge-check prompt shows them (so copying a neighbour's object is wrong and
+            only recall helps); "random" packs shuffled lines.
 
     Returns:
         The corpus.
@@ -161,13 +166,18 @@ def build_corpus(
     if bench.cutoff is None:
         raise ValueError("bench.cutoff is None: the corpus needs a training cut-off year")
     first, cutoff = bench.years[0], bench.cutoff
+    pack = check_choice("pack", pack, ("probe", "random"))
     facts: list[str] = []
     pool_lines: list[str] = []
+    keys: list[tuple[str, int]] = []
+    pool_keys: list[tuple[str, int]] = []
     for domain in domains:
         for state in ("dynamic", "static"):
             for rec in bench.items.get((domain, state), ()):
                 for y in record_years(rec):
-                    facts += [fact_line(rec, y, fmt)] * reps(y, first, cutoff, max_reps)
+                    k = reps(y, first, cutoff, max_reps)
+                    facts += [fact_line(rec, y, fmt)] * k
+                    keys += [(_key_of(rec), y)] * k
         seen: dict[str, int] = {}
         for rec in bench.fewshot.get(domain, ()):
             key = str(rec.get("relation", rec.get("question_type")))
@@ -177,10 +187,20 @@ def build_corpus(
             for y in record_years(rec):
                 if y <= cutoff:
                     pool_lines += [fact_line(rec, y, "qa"), fact_line(rec, y, fmt)]
+                    pool_keys += [(_key_of(rec), y)] * 2
     lines = facts + pool_lines
-    order = rng.permutation(len(lines))
+    if pack == "random":
+        order = [int(i) for i in rng.permutation(len(lines))]
+    else:  # group by (relation or question type, year), groups and members shuffled
+        groups: dict[tuple[str, int], list[int]] = {}
+        for i, (key, year) in enumerate(keys + pool_keys):
+            groups.setdefault((key, year), []).append(i)
+        order = []
+        for g in rng.permutation(len(groups)):
+            members = list(groups.values())[int(g)]
+            order += [members[int(j)] for j in rng.permutation(len(members))]
     docs = [
-        "\n\n".join(lines[int(i)] for i in order[k : k + lines_per_doc])
+        "\n\n".join(lines[i] for i in order[k : k + lines_per_doc])
         for k in range(0, len(lines), lines_per_doc)
     ]
     pool = [r for d in domains for r in bench.fewshot.get(d, ())]
