@@ -133,7 +133,7 @@ def build_corpus(
     *,
     domains: Sequence[str] = ("General", "Legal"),
     max_reps: int = 4,
-    lines_per_doc: int = 5,
+    lines_per_doc: int = 6,
     n_timeline: int = 200,
     pool_per_key: int | None = None,
     pack: str = "probe",
@@ -146,7 +146,11 @@ def build_corpus(
         rng: Random stream (shuffling, timeline draws).
         domains: Time-variant domains whose items and pool are written.
         max_reps: Copies of a first-year fact.
-        lines_per_doc: Facts per document.
+        lines_per_doc: Facts per document; at least 5 (4 exemplars and a query): the tiny
+            model's position embeddings are learned, so positions a document never reaches
+            stay untrained and a longer probe fails (measured: with 3 or 4 lines per document
+            the model recalled a fact alone or after 2 lines, and not as the 5th line of a
+            knowledge-check prompt).
         n_timeline: ChroKnowPrompt-format documents over the pool's items.
         pool_per_key: Pool items per relation (question type) written as fact lines (None:
             all); the timeline documents use the whole pool.

@@ -29,7 +29,7 @@ class ElicitationConfig:
 
     n_items: Annotated[int, Range(2, None)] = 16
     """General items per state (dynamic and static each)."""
-    first_year: Annotated[int, Range(1900, 2100)] = 2016
+    first_year: Annotated[int, Range(1900, 2100)] = 2018
     """First snapshot year."""
     last_year: Annotated[int, Range(1900, 2100)] = 2023
     """Last snapshot year."""
@@ -37,13 +37,15 @@ class ElicitationConfig:
     """Training cut-off: no fact after it is in the corpus."""
     max_reps: Annotated[int, Range(1, None)] = 6
     """Copies of a first-year fact (falling linearly to 1 at the cut-off)."""
-    n_timeline: Annotated[int, Range(0, None)] = 100
+    n_timeline: Annotated[int, Range(0, None)] = 0
+    pool_per_key: Annotated[int, Range(1, 9)] = 2
+    """Few-shot pool items per relation written as fact lines (the pool has 4)."""
     """ChroKnowPrompt-format documents over the few-shot pool's items."""
     d_model: Annotated[int, Range(8, None)] = 64
     """Width of the tiny transformer."""
     n_layers: Annotated[int, Range(1, None)] = 2
     """Blocks of the tiny transformer."""
-    epochs: Annotated[int, Range(1, None)] = 40
+    epochs: Annotated[int, Range(1, None)] = 150
     """Training epochs (the same for both formats)."""
     lr: Annotated[float, Range(0, None, low_open=True)] = 3e-3
     """Peak AdamW learning rate (cosine decay)."""
@@ -83,7 +85,7 @@ PRESETS = {
         max_new_tokens=3,
     ),
     "quick": ElicitationConfig(),
-    "full": ElicitationConfig(n_items=32, epochs=60, n_sets=5),
+    "full": ElicitationConfig(n_items=32, n_sets=5),
 }
 
 # NOT YET MEASURED: the claims carry no expected verdicts yet (the quick and full presets were
@@ -162,8 +164,9 @@ def run(cfg: ElicitationConfig, ctx: RunContext) -> dict[str, float]:
             np.random.default_rng(np.random.SeedSequence([lm_seed, 1])),
             domains=("General",),
             max_reps=cfg.max_reps,
-            lines_per_doc=3,
+            lines_per_doc=6,
             n_timeline=cfg.n_timeline,
+            pool_per_key=cfg.pool_per_key,
         )
         losses: list[float] = []
         lm = train_chroknow_lm(

@@ -34,7 +34,7 @@ class PromptingConfig:
     """General items per state."""
     n_legal: Annotated[int, Range(2, None)] = 8
     """Legal items per state."""
-    first_year: Annotated[int, Range(1900, 2100)] = 2016
+    first_year: Annotated[int, Range(1900, 2100)] = 2018
     """First snapshot year."""
     last_year: Annotated[int, Range(1900, 2100)] = 2023
     """Last snapshot year."""
@@ -42,11 +42,13 @@ class PromptingConfig:
     """Training cut-off."""
     max_reps: Annotated[int, Range(1, None)] = 6
     """Copies of a first-year fact."""
-    n_timeline: Annotated[int, Range(0, None)] = 100
+    n_timeline: Annotated[int, Range(0, None)] = 60
+    pool_per_key: Annotated[int, Range(1, 9)] = 2
+    """Few-shot pool items per relation written as fact lines (the pool has 4)."""
     """ChroKnowPrompt-format training documents over the pool's items."""
     d_model: Annotated[int, Range(8, None)] = 64
     """Width of the tiny transformer."""
-    epochs: Annotated[int, Range(1, None)] = 40
+    epochs: Annotated[int, Range(1, None)] = 150
     """Training epochs."""
     lr: Annotated[float, Range(0, None, low_open=True)] = 3e-3
     """Peak AdamW learning rate."""
@@ -94,7 +96,7 @@ PRESETS = {
         span=1,
     ),
     "quick": PromptingConfig(),
-    "full": PromptingConfig(n_general=32, n_legal=16, epochs=60, n_sets=5),
+    "full": PromptingConfig(n_general=32, n_legal=16, n_sets=5),
 }
 
 # NOT YET MEASURED: no expected verdicts yet (see the package docstring's "What remains").
@@ -172,8 +174,9 @@ def run(cfg: PromptingConfig, ctx: RunContext) -> dict[str, float]:
         "structured",
         np.random.default_rng(np.random.SeedSequence([lm_seed, 1])),
         max_reps=cfg.max_reps,
-        lines_per_doc=3,
+        lines_per_doc=6,
         n_timeline=cfg.n_timeline,
+        pool_per_key=cfg.pool_per_key,
     )
     losses: list[float] = []
     lm = train_chroknow_lm(
