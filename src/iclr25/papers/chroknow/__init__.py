@@ -36,23 +36,28 @@ glossary, `run`; smoke presets run in about 2 s).
 What remains (issue 24), exactly:
 
 1. Make the tiny LM recall the facts under the knowledge-check prompt. Measured on bench
-   seed 100 (8 General items per state, 2016-2023, cut-off 2021, max_reps 6, d_model 64, 2
-   layers, lr 3e-3, batch 32, 4 pool items per relation), all at load average 7-15 on 2
-   cores (other sessions' jobs): (a) facts as "triple" lines, 100 timeline documents, 40
-   epochs (256 s): loss 0.34 per token; the model completes a training line with the right
-   object but every Q/A probe is incorrect (Known 0, Unknown 1, both states); with 9 pool
-   items per relation as bridges, 20 epochs: the same. (b) facts in the probe's own Q/A
-   format ("structured" now), no timeline documents: 20 epochs (75 s), loss 0.76, Known 0,
-   Partial known 0.25 on dynamic items; 60 epochs (1046 s at load 15), loss 0.29, and the
-   greedy answer to a 4-shot probe copies the *previous exemplar's* object ("A. Mekanu" for
-   gold "Fandrar"), i.e. in-context copying wins over recall. Next steps: pack fact lines in
-   documents that share the relation and year (like the probe, so copying the neighbour is
-   wrong and recall is needed), put the loss on the answers only, or train single-line
-   examples; then choose the size on bench seeds disjoint from the claim seeds (seed 100 was
-   used here; grids of equal size per format, committed).
+   seed 100 (disjoint from the claim seeds 0-9), d_model 64, 2 layers, lr 3e-3, batch 32, 4
+   pool items per relation, all at load average 7-16 on 2 cores (other sessions' jobs):
+   (a) "triple" lines, documents of 3 shuffled lines, 100 timeline documents, 40 epochs,
+   2016-2023: loss 0.34/token, every probe incorrect (Known 0, Unknown 1); 9 pool items per
+   relation as bridges: the same. (b) "structured" (probe Q/A lines), 3-4 lines per document:
+   the model answers a bare query right ("A. Fandrar") but not as the 5th line of a probe.
+   (c) now, 2018-2023, cut-off 2021, 8 items per state, pool_per_key 2, documents of 6
+   lines packed by relation and year (`pack="probe"`), no timeline documents, 150 epochs
+   (129 s structured, 104 s prose at load 7-9; final loss 0.23 and 0.16): structured
+   dynamic Known 0 / Partial known 0.38 / Cut-off 0.12 / Unknown 0.50, static 0 / 0.25 /
+   0.12 / 0.62; prose Unknown 1.0 for both. On one static item the structured model answers
+   right with 0 or 1 exemplar before the query, copies the previous exemplar's object with
+   2, and emits an empty line with 3-4. Suspected cause: `pack="probe"` puts the repeated
+   copies of one fact (and the pool's two identical lines in the structured arm) in the
+   same document, which teaches copying, and few documents teach a fixed document shape.
+   Next: spread a fact's copies over different documents (distinct subjects per document),
+   documents of random length 1-6, loss on answers only if needed; then choose the size on
+   seeds disjoint from the claim seeds (grids of equal size per format, committed).
 2. Size the quick (<= 60 s for 3 seeds at --jobs 2) and full (<= 30 min, >= 10 seeds) presets
-   of elicitation and prompting once 1. works (training at the loaded machine's speed is
-   about 6k tokens/s), run them and write each claim's `expect` from what they give (the
+   of elicitation and prompting once 1. works (the quick presets now train 150 epochs, about
+   2 minutes per model at load 7-9: too slow for quick; elicitation trains two models per
+   seed), run them and write each claim's `expect` from what they give (the
    claims have no `expect` yet: they are NOT measured).
 3. `experiments/templates.py`: generation vs MCQA vs TF, debiased and `debias=False`, with
    constant always-"(d)" / always-"true" responders beside the tiny LM (the corpus then needs

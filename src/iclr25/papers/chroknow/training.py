@@ -13,20 +13,13 @@ depending on the data format that model was trained on"):
   `In 2014, Dorvan employed Kesi Varlon .`;
 - "triple" (not used by the experiments): `In 2014, Kesi Varlon, employer, Dorvan .`.
 
-The structured arm is written in the probe's own format because the tiny LM does not carry a
-fact from one format to another at this budget: trained on "triple" lines (bench seed 100, 8
-items per state, 20 epochs, d_model 64) it completes a training line with the right object
-but answers every Q/A probe wrongly (Known 0, also with 9 bridging pool items per relation).
-The format effect is therefore large by construction here: it shows that knowledge stored in
+The structured arm is written in the probe's own format because the tiny LM did not carry a
+fact from "triple" lines to the Q/A probe in a first try (bench seed 100, 20-40 epochs,
+d_model 64: Known 0, also with 9 bridging pool items per relation). That try used documents
+of 3 lines, shorter than a probe, which alone also broke recall in the probe format (see the
+package docstring), so the triple arm is worth retrying with 6-line documents. Written in the
+probe's format, the format effect is large by construction: it shows that knowledge stored in
 a format unlike the probe's is not elicited, the extreme case of finding (1).
-
-Legal facts are always prose (the blank-filling question with its answer filled in). The
-few-shot pool's items (never evaluated) appear in the Q/A probe format of the knowledge check
-and in the arm's format, so the model learns the probe format and the mapping from the arm's
-format to it on other facts; and in "timeline" documents in the ChroKnowPrompt format (the
-system prompt, the gold answers of neighbouring years as shots, a candidate line), so the
-model has seen that format at all. The lines are shuffled and packed into documents of
-`lines_per_doc` facts separated by blank lines, as the knowledge-check prompts are.
 
 `train_chroknow_lm` trains an `iclr25.core.lm.TinyLM` (core/lm's word-level pre-LN GPT) on the
 documents with the loss on every token.
