@@ -139,11 +139,11 @@ def build_corpus(
         rng: Random stream (shuffling, timeline draws).
         domains: Time-variant domains whose items and pool are written.
         max_reps: Copies of a first-year fact.
-        lines_per_doc: Facts per document; at least 5 (4 exemplars and a query): the tiny
-            model's position embeddings are learned, so positions a document never reaches
-            stay untrained and a longer probe fails (measured: with 3 or 4 lines per document
-            the model recalled a fact alone or after 2 lines, and not as the 5th line of a
-            knowledge-check prompt).
+        lines_per_doc: Facts per document; at least 5 (4 exemplars and a query) so that
+            training reaches the positions of a probe's query (the model's position
+            embeddings are learned). With 3-4 lines the model answered a bare query right and
+            failed as the 5th line; with 6 it still fails with 3-4 exemplars before the query
+            (package docstring, "What remains" 1), so length is not the whole story.
         n_timeline: ChroKnowPrompt-format documents over the pool's items.
         pool_per_key: Pool items per relation (question type) written as fact lines (None:
             all); the timeline documents use the whole pool.
