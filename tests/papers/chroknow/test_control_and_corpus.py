@@ -203,5 +203,9 @@ def test_probe_packing_groups_lines_of_one_relation_and_year():
         return np.mean([len(y) == 1 for y in years])
 
     assert same_year_share("probe") > 0.8 > 0.3 > same_year_share("random")
+    c = build_corpus(bench, "prose", np.random.default_rng(0), n_timeline=0, lines_per_doc=6)
+    for d in c.docs:  # the copies of a fact are in different documents
+        parts = d.split("\n\n")
+        assert len(parts) == len(set(parts)) <= 6
     with pytest.raises(ValueError, match="pack='sorted'"):
         build_corpus(bench, "structured", np.random.default_rng(0), pack="sorted")

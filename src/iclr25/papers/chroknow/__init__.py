@@ -51,9 +51,15 @@ What remains (issue 24), exactly:
    2, and emits an empty line with 3-4. Suspected cause: `pack="probe"` puts the repeated
    copies of one fact (and the pool's two identical lines in the structured arm) in the
    same document, which teaches copying, and few documents teach a fixed document shape.
-   Next: spread a fact's copies over different documents (distinct subjects per document),
-   documents of random length 1-6, loss on answers only if needed; then choose the size on
-   seeds disjoint from the claim seeds (grids of equal size per format, committed).
+   (d) `pack="probe"` now groups by year only and puts each copy of a line in a different
+   document (no line twice in one); same settings, 150 epochs (116 s, loss 0.21): structured
+   dynamic Known 0 / Partial 0.12 / Cut-off 0.12 / Unknown 0.75, static 0 / 0.38 / 0.12 /
+   0.50; the static item above still gets the previous exemplar's object ("A. Senbal").
+   In-context copying of the exemplars' objects, not document shape, is what remains.
+   Next: train with the probe's own exemplars (4 pool items of the same relation and year,
+   then an item: the exact prompt shape) with the loss on the answers only, so copying an
+   exemplar is penalised; or documents of random length 1-6; then choose the size on seeds
+   disjoint from the claim seeds (grids of equal size per format, committed).
 2. Size the quick (<= 60 s for 3 seeds at --jobs 2) and full (<= 30 min, >= 10 seeds) presets
    of elicitation and prompting once 1. works (the quick presets now train 150 epochs, about
    2 minutes per model at load 7-9: too slow for quick; elicitation trains two models per

@@ -147,9 +147,10 @@ def build_corpus(
         n_timeline: ChroKnowPrompt-format documents over the pool's items.
         pool_per_key: Pool items per relation (question type) written as fact lines (None:
             all); the timeline documents use the whole pool.
-        pack: "probe" packs lines of the same relation and year together, as a
-            knowledge-check prompt shows them (so copying a neighbour's object is wrong and
-            only recall helps); "random" packs shuffled lines.
+        pack: "probe" packs lines of the same year together, as a knowledge-check prompt
+            shows them, each copy of a line in a different document (so copying a
+            neighbour's object is wrong and only recall helps); "random" packs shuffled
+            lines.
 
     Returns:
         The corpus.
@@ -188,17 +189,23 @@ def build_corpus(
     lines = facts + pool_lines
     if pack == "random":
         order = [int(i) for i in rng.permutation(len(lines))]
-    else:  # group by (relation or question type, year), groups and members shuffled
-        groups: dict[tuple[str, int], list[int]] = {}
-        for i, (key, year) in enumerate(keys + pool_keys):
-            groups.setdefault((key, year), []).append(i)
+    else:  # by year, each copy of a line in a different round: no line twice in a document
+        rounds: dict[tuple[int, int], list[int]] = {}
+        seen_lines: dict[str, int] = {}
+        for i, (_, year) in enumerate(keys + pool_keys):
+            r = seen_lines.get(lines[i], 0)
+            seen_lines[lines[i]] = r + 1
+            rounds.setdefault((year, r), []).append(i)
         order = []
-        for g in rng.permutation(len(groups)):
-            members = list(groups.values())[int(g)]
-            order += [members[int(j)] for j in rng.permutation(len(members))]
+        for g in rng.permutation(len(rounds)):
+            members = list(rounds.values())[int(g)]
+            shuffled = [members[int(j)] for j in rng.permutation(len(members))]
+            # pad the round to whole documents so that no document spans two rounds
+            order += shuffled
+            order += [-1] * (-len(shuffled) % lines_per_doc)
     docs = [
-        "\n\n".join(lines[i] for i in order[k : k + lines_per_doc])
-        for k in range(0, len(lines), lines_per_doc)
+        "\n\n".join(lines[i] for i in order[k : k + lines_per_doc] if i >= 0)
+        for k in range(0, len(order), lines_per_doc)
     ]
     pool = [r for d in domains for r in bench.fewshot.get(d, ())]
     timeline = (
