@@ -555,3 +555,35 @@ def _read_jsonl(path: Path) -> list[dict]:
                 except json.JSONDecodeError as e:
                     raise ValueError(f"{path}:{i}: not a JSON line ({e.msg})") from None
     return out
+
+
+# ---------------------------------------------------------------- real facts (CC0)
+
+REAL_FACTS = Path(__file__).with_name("assets") / "real_facts.jsonl"
+"""24 hand-written public facts (officeholders and chief executives on 1 July, 2015-2023),
+dedicated to the public domain under CC0 1.0 (assets/README.md)."""
+
+
+def real_facts() -> ChroKnowBench:
+    """The shipped real-facts set as a General-only bench (years 2015-2023, no cut-off).
+
+    Per relation, the first two dynamic and the first two static records form the few-shot
+    pool (8 records); the other 16 are the items (11 dynamic, 5 static). The facts were
+    written by hand from public knowledge (the holder on 1 July of each year) and are CC0.
+    """
+    records = _read_jsonl(REAL_FACTS)
+    pool: list[dict] = []
+    items: dict[tuple[str, str], list[dict]] = {
+        ("General", "dynamic"): [],
+        ("General", "static"): [],
+    }
+    taken: dict[tuple[str, bool], int] = {}
+    for r in records:
+        key = (str(r["relation"]), is_dynamic(r))
+        if taken.get(key, 0) < 2:
+            taken[key] = taken.get(key, 0) + 1
+            pool.append(r)
+        else:
+            items[("General", "dynamic" if key[1] else "static")].append(r)
+    years = tuple(record_years(records[0]))
+    return ChroKnowBench(items=items, fewshot={"General": pool}, years=years, cutoff=None)

@@ -781,6 +781,45 @@ def _chrono_question(record: Mapping[str, Any], year: int) -> str:
     return f"Q. In {year}, {record['subject']}, {record['relation']}, [Object]\n"
 
 
+def chrono_text(
+    record: Mapping[str, Any],
+    target: int,
+    before: Sequence[str],
+    after: Sequence[str],
+    tentative: str | None,
+) -> str:
+    """The text of one ChroKnowPrompt step: the system prompt, a blank line, the shots of
+    earlier years (`before`, nearest first: shown farthest first), the target question with
+    its "Candidate A." line (`tentative`, or "[Object]" while there is none) and the shots of
+    later years (`after`, nearest first). Each shot is "Q. In y, s, r, [Object]\nA. o\n"."""
+    cand = tentative if tentative else "[Object]"
+    target_block = _chrono_question(record, target) + f"Candidate A. {cand}\n"
+    content = "\n".join([*reversed(before), target_block, *after])
+    # DEVIATION: the protocol has no system role, so the system prompt opens the one user
+    # message (the official code does this for Gemma, which has no system role).
+    system = SYSTEM_CANDIDATE if tentative else SYSTEM_NO_CANDIDATE
+    return f"{system}\n\n{content}"
+
+
+def chrono_shot(record: Mapping[str, Any], year: int, answer: str) -> str:
+    """One ChroKnowPrompt shot: "Q. In y, s, r, [Object]\nA. <answer>\n" (no answer line
+    when `answer` is empty)."""
+    return _chrono_question(record, year) + (f"A. {answer}\n" if answer else "")
+
+
+def _control_shot(
+    control: Sequence[tuple[Mapping[str, Any], ItemResult]], year: int, rng: np.random.Generator
+) -> tuple[str, str]:
+    """The answer and question of a shot from an unrelated item that has `year`."""
+    have = [(r, res) for r, res in control if year in res.by_year]
+    if not have:
+        raise ValueError(f"no control item has the year {year}")
+    rec, res = have[int(rng.integers(len(have)))]
+    yr = res.by_year[year]
+    answer = most_common_answer(yr.greedy if yr.category == "correct" else yr.sampled)
+    return answer, _chrono_question(rec, year)
+
+
 def chroknow_prompt(
     lm: LanguageModel,
     record: Mapping[str, Any],
@@ -791,6 +830,8 @@ def chroknow_prompt(
     max_new_tokens: int = 50,
     stop: Sequence[str] = ("\n",),
     threshold: float = 70.0,
+    control: Sequence[tuple[Mapping[str, Any], ItemResult]] | None = None,
+    rng: np.random.Generator | None = None,
 ) -> PromptResult:
     """ChroKnowPrompt (official `generate_chrono_ans`; research notes §3) on one time-variant item.
 
@@ -822,6 +863,13 @@ def chroknow_prompt(
         max_new_tokens: New-token limit per step (official: 50).
         stop: Stop strings (official: the newline token).
         threshold: Fuzzy-match threshold (official: 70).
+        control: The control prompt (ours; not in the paper): `(record, ItemResult)` pairs of
+            *unrelated* items. Every step then shows, instead of the item's own neighbouring
+            year, the same year of an unrelated item drawn from `control` (its question and
+            the model's own most frequent answer for it, by the same rule), so the control has
+            the same years, steps, shots, system prompts and candidate lines; only the
+            chronological context of the item itself is missing.
+        rng: Random stream of the control's draws (required with `control`).
 
     Returns:
         The steps, the tentative answers and the categories under both variants.
@@ -837,6 +885,12 @@ def chroknow_prompt(
     next_span = check_int("next_span", next_span, 0)
     max_new_tokens = check_int("max_new_tokens", max_new_tokens, 1)
     threshold = check_float("threshold", threshold, 0.0, 100.0)
+    if control is not None:
+        control = list(control)
+        if not control:
+            raise ValueError("control is empty: pass at least one unrelated (record, result)")
+        if rng is None:
+            raise ValueError("rng=None is not allowed with control: pass a numpy Generator")
     years = list(result.years)
     cats = {y: result.by_year[y].category for y in years}
     answers: dict[int, list[str]] = {}
@@ -871,16 +925,14 @@ def chroknow_prompt(
         tentative: str | None = None
         log: list[ChronoStep] = []
         for y, direction in plan:
-            example = shot_answer(y)
-            shot = _chrono_question(record, y) + (f"A. {example}\n" if example else "")
+            if control is None:
+                example = shot_answer(y)
+                shot = chrono_shot(record, y, example)
+            else:
+                example, question = _control_shot(control, y, rng)
+                shot = question + (f"A. {example}\n" if example else "")  # as chrono_shot
             (before if direction == "previous" else after).append(shot)
-            cand = tentative if tentative else "[Object]"
-            target_block = _chrono_question(record, target) + f"Candidate A. {cand}\n"
-            content = "\n".join([*reversed(before), target_block, *after])
-            # DEVIATION: the protocol has no system role, so the system prompt opens the one
-            # user message (the official code does this for Gemma, which has no system role).
-            system = SYSTEM_CANDIDATE if tentative else SYSTEM_NO_CANDIDATE
-            text = f"{system}\n\n{content}"
+            text = chrono_text(record, target, before, after, tentative)
             (reply,) = lm.generate(
                 [text], max_new_tokens=max_new_tokens, temperature=0.0, stop=stop
             )
@@ -954,6 +1006,7 @@ def run_chroknow_prompt(
     rng: np.random.Generator,
     *,
     fraction: float = 0.1,
+    control: bool = False,
     **kwargs: Any,
 ) -> PromptRun:
     """Downsample every item category to `fraction` (official 10 %), run `chroknow_prompt` on
@@ -966,6 +1019,9 @@ def run_chroknow_prompt(
         results: Their knowledge checks, in the same order.
         rng: Random stream of the downsample.
         fraction: Share kept per category.
+        control: Run the control prompt instead: each sampled item's shots come from the
+            split's other items (see `chroknow_prompt`'s `control`); the downsample is drawn
+            first from `rng`, so the same `rng` state gives the same sample either way.
         **kwargs: Passed to `chroknow_prompt` (prev_span, next_span, ...).
 
     Returns:
@@ -977,10 +1033,15 @@ def run_chroknow_prompt(
     if not records:
         raise ValueError("records is empty: pass at least one item")
     sample = downsample([r.category for r in results], rng, fraction)
-    prompted = {
-        i: chroknow_prompt(lm, records[i], results[i], **kwargs)
-        for i in sample.get("partial_known", [])
-    }
+    prompted = {}
+    for i in sample.get("partial_known", []):
+        extra: dict[str, Any] = {}
+        if control:
+            others = [(records[j], results[j]) for j in range(len(records)) if j != i]
+            if not others:
+                raise ValueError("the control prompt needs at least two items in records")
+            extra = {"control": others, "rng": rng}
+        prompted[i] = chroknow_prompt(lm, records[i], results[i], **kwargs, **extra)
     n = sum(len(v) for v in sample.values())
     before = len(sample.get("known", []))
     total = before + sum(p.category == "known" for p in prompted.values())
@@ -1004,6 +1065,8 @@ __all__ = [
     "PromptRun",
     "YearResult",
     "chroknow_prompt",
+    "chrono_shot",
+    "chrono_text",
     "classify_item",
     "classify_year",
     "clean_chrono_answers",

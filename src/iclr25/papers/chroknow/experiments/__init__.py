@@ -1,0 +1,1 @@
+"""The chroknow experiments (one file each)."""

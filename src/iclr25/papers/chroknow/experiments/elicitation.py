@@ -1,0 +1,225 @@
+"""`chroknow.elicitation` (headline): a tiny LM trained on year-stamped fictional facts whose
+frequency falls towards a cut-off, once with the facts in a structured and once in a prose
+format, categorised by the ChroKnowledge knowledge check under identical templates.
+
+Finding (1) of the abstract is about the *training* format; finding (2) about partial recall
+and cut-offs. The facts are fictional (`data.make_bench`), so the model knows exactly what it
+was shown; no claim is made about real LLMs (the `lm` backends run the same check on one).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import numpy as np
+
+from iclr25.core.checks import Range
+from iclr25.core.claims import Claim
+from iclr25.core.config import check, configclass
+from iclr25.core.context import RunContext
+from iclr25.core.experiment import Experiment, Metric
+from iclr25.papers.chroknow.data import make_bench
+from iclr25.papers.chroknow.method import knowledge_check, summarize
+from iclr25.papers.chroknow.training import FORMATS, build_corpus, train_chroknow_lm
+
+
+@configclass
+class ElicitationConfig:
+    """Bench size, corpus, tiny LM and knowledge-check settings."""
+
+    n_items: Annotated[int, Range(2, None)] = 16
+    """General items per state (dynamic and static each)."""
+    first_year: Annotated[int, Range(1900, 2100)] = 2018
+    """First snapshot year."""
+    last_year: Annotated[int, Range(1900, 2100)] = 2023
+    """Last snapshot year."""
+    cutoff: Annotated[int, Range(1900, 2100)] = 2021
+    """Training cut-off: no fact after it is in the corpus."""
+    max_reps: Annotated[int, Range(1, None)] = 6
+    """Copies of a first-year fact (falling linearly to 1 at the cut-off)."""
+    n_timeline: Annotated[int, Range(0, None)] = 0
+    pool_per_key: Annotated[int, Range(1, 9)] = 2
+    """Few-shot pool items per relation written as fact lines (the pool has 4)."""
+    """ChroKnowPrompt-format documents over the few-shot pool's items."""
+    d_model: Annotated[int, Range(8, None)] = 64
+    """Width of the tiny transformer."""
+    n_layers: Annotated[int, Range(1, None)] = 2
+    """Blocks of the tiny transformer."""
+    epochs: Annotated[int, Range(1, None)] = 150
+    """Training epochs (the same for both formats)."""
+    lr: Annotated[float, Range(0, None, low_open=True)] = 3e-3
+    """Peak AdamW learning rate (cosine decay)."""
+    n_sets: Annotated[int, Range(1, None)] = 3
+    """Exemplar sets per item and year (official: 5)."""
+    max_new_tokens: Annotated[int, Range(1, None)] = 8
+    """New-token limit of the check (official: 50; every fictional answer is shorter)."""
+
+    def __post_init__(self) -> None:
+        check(
+            self.first_year + 4 <= self.last_year,
+            "last_year",
+            self.last_year,
+            f"at least first_year + 4 = {self.first_year + 4}",
+        )
+        check(
+            self.first_year <= self.cutoff < self.last_year,
+            "cutoff",
+            self.cutoff,
+            f"in [first_year, last_year) = [{self.first_year}, {self.last_year})",
+        )
+        check(self.d_model % 4 == 0, "d_model", self.d_model, "a multiple of 4 (4 heads)")
+
+
+# DEVIATION: n_sets 3 in the quick preset (official 5; full uses 5) and a new-token limit of
+# 8-12 (official 50): every fictional answer is at most 4 words and a newline stops decoding.
+PRESETS = {
+    "smoke": ElicitationConfig(
+        n_items=2,
+        first_year=2018,
+        last_year=2022,
+        cutoff=2021,
+        n_timeline=4,
+        d_model=8,
+        epochs=1,
+        n_sets=1,
+        max_new_tokens=3,
+    ),
+    "quick": ElicitationConfig(),
+    "full": ElicitationConfig(n_items=32, n_sets=5),
+}
+
+# NOT YET MEASURED: the claims carry no expected verdicts yet (the quick and full presets were
+# not run to the end in the first helper's time box; see the package docstring's "What
+# remains"). The experiment is not registered until they are measured and written here.
+
+CLAIMS = (
+    Claim(
+        id="structured_beats_prose",
+        statement="Trained on the same facts, the model trained on structured lines is Known "
+        "on more General items than the one trained on prose, under identical templates.",
+        metric="known",
+        treatment="structured",
+        control="prose",
+        direction="higher",
+        paper_value="finding (1): eliciting temporal knowledge depends on the training format",
+    ),
+    Claim(
+        id="static_beats_dynamic",
+        statement="Static items are Known more often than dynamic ones (structured model).",
+        metric="known",
+        treatment="structured_static",
+        control="structured_dynamic",
+        direction="higher",
+        paper_value="static knowledge is more stable than dynamic (section 5)",
+    ),
+    Claim(
+        id="cutoff_drop",
+        statement="Dynamic items are answered correctly less often after the training cut-off "
+        "than before it (structured model): a Cut-off at the boundary.",
+        metric="year_correct",
+        treatment="structured_dynamic_post",
+        control="structured_dynamic_pre",
+        direction="lower",
+        paper_value="finding (2): a cut-off at temporal boundaries",
+    ),
+)
+
+METRICS = (
+    Metric("*/known", "higher", "share of items Known (every year correct), fuzzy match >= 70"),
+    Metric("*/partial_known", "none", "share of items Partial known (finding 2)"),
+    Metric(
+        "*/cut_off",
+        "none",
+        "share of items with one switch between known-ish and incorrect years (official Cut-off)",
+    ),
+    Metric("*/unknown", "lower", "share of items Unknown (every year incorrect)"),
+    Metric("*/exact_*", "none", "the same shares with exact match instead of fuzzy"),
+    Metric(
+        "*/year_*",
+        "none",
+        "share of item-years in a year category (correct, partial 1/2, "
+        "incorrect); _pre/_post: years up to / after the cut-off",
+    ),
+    Metric("*/train_loss", "lower", "final mean training loss per token"),
+)
+
+
+def run(cfg: ElicitationConfig, ctx: RunContext) -> dict[str, float]:
+    """Both formats on the same bench, same budget and seed; the check on General items."""
+    bench_seed = int(ctx.rngs.child("bench").np.integers(2**31))
+    bench = make_bench(
+        seed=bench_seed,
+        n_general=cfg.n_items,
+        n_legal=1,
+        n_fewshot=4,
+        years=(cfg.first_year, cfg.last_year),
+        cutoff=cfg.cutoff,
+    )
+    out: dict[str, float] = {}
+    lm_seed = int(ctx.rngs.child("lm").np.integers(2**31))
+    for fmt in FORMATS:
+        corpus = build_corpus(
+            bench,
+            fmt,
+            np.random.default_rng(np.random.SeedSequence([lm_seed, 1])),
+            domains=("General",),
+            max_reps=cfg.max_reps,
+            lines_per_doc=6,
+            n_timeline=cfg.n_timeline,
+            pool_per_key=cfg.pool_per_key,
+        )
+        losses: list[float] = []
+        lm = train_chroknow_lm(
+            corpus,
+            seed=lm_seed,
+            d_model=cfg.d_model,
+            n_layers=cfg.n_layers,
+            epochs=cfg.epochs,
+            lr=cfg.lr,
+            name=f"chroknow-{fmt}",
+            log=lambda e, loss, fmt=fmt, losses=losses: (
+                losses.append(loss),
+                ctx.log(e, **{f"{fmt}/loss": loss}),
+            ),
+        )
+        out[f"{fmt}/train_loss"] = losses[-1]
+        every = []
+        for state in ("dynamic", "static"):
+            recs = bench.split("General", state)
+            res = knowledge_check(
+                lm,
+                recs,
+                bench.pool("General"),
+                domain="General",
+                n_sets=cfg.n_sets,
+                max_new_tokens=cfg.max_new_tokens,
+                seed=lm_seed % 2**31,
+            )
+            every += res
+            for k, v in summarize(res).items():
+                out[f"{fmt}_{state}/{k}"] = v
+            for part, keep in (
+                ("pre", lambda y: y <= cfg.cutoff),
+                ("post", lambda y: y > cfg.cutoff),
+            ):
+                yrs = [yr for r in res for y, yr in r.by_year.items() if keep(y)]
+                out[f"{fmt}_{state}_{part}/year_correct"] = float(
+                    np.mean([yr.category == "correct" for yr in yrs])
+                )
+        for k, v in summarize(every).items():
+            out[f"{fmt}/{k}"] = v
+    return out
+
+
+EXPERIMENT = Experiment(
+    name="chroknow.elicitation",
+    summary="A tiny LM trained on fictional year-stamped facts (structured vs prose, frequency "
+    "falling to a cut-off), categorised Known / Partial known / Cut-off / Unknown.",
+    config=ElicitationConfig,
+    presets=PRESETS,
+    run=run,
+    claims=CLAIMS,
+    metrics=METRICS,
+    seeds={"smoke": 1, "quick": 3, "full": 10},
+    extras=("chroknow",),
+)
