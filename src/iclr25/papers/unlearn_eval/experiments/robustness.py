@@ -99,7 +99,7 @@ class RobustnessConfig:
 
 
 _SMOKE_SETUP = SetupConfig(n_authors=10, n_facts=2, n_perturbed=1, width=32, layers=2, steps=40)
-_QUICK_SETUP = SetupConfig(n_authors=30, n_facts=5, n_perturbed=2, width=48, layers=2, steps=500)
+_QUICK_SETUP = SetupConfig(n_authors=30, n_facts=5, n_perturbed=2, width=48, layers=2, steps=400)
 PRESETS = {
     "smoke": RobustnessConfig(
         setup=_SMOKE_SETUP,
@@ -115,7 +115,7 @@ PRESETS = {
         setup=_QUICK_SETUP,
         archs=("llama",),
         methods=("ga", "gd", "npo", "rmu"),
-        lrs=(3e-4, 1e-3, 3e-3),
+        lrs=(1e-3, 3e-3),
         unlearn_steps=16,
         checkpoint_every=8,
         probe_steps=100,
