@@ -5,7 +5,8 @@ Work in progress, not registered yet.
 Public API (torch models with a Hugging Face interface, no runner needed):
 
     >>> from iclr25.papers.unlearn_eval import make_corpus, build_tokenizer, tiny_causal_lm
-    >>> from iclr25.papers.unlearn_eval import unlearn, fit_linear_probe, robustness, summarize
+    >>> from iclr25.papers.unlearn_eval import unlearn, fit_linear_probe, summarize
+    >>> from iclr25.papers.unlearn_eval.robustness import robustness  # PCC, Spearman, slope
 
 - `data`: a synthetic TOFU-like corpus of fictitious authors (seeded syllable generator),
   with paraphrases, perturbed answers, refusals, and forget splits of 1/5/10 % of the authors;
@@ -26,10 +27,13 @@ Public API (torch models with a Hugging Face interface, no runner needed):
 
 What remains (issue 29):
 
-- the quick expectations of both experiments' claims, measured by running the quick presets
-  (they say "not measured yet"), and the quick presets' timing on an idle machine;
-- the tuning table (`tuning.TUNING_TABLE`, `TUNED_LRS`) from `python -m
-  iclr25.papers.unlearn_eval.tuning` (not finished within the time box);
+- the quick expectations of `calibration`'s claims, measured by running its quick preset
+  (they say "placeholder"); `robustness`'s quick expectations are measured; both quick presets
+  timed on an idle machine;
+- the tuning grids widened where the optimum sits on an edge (GA and NPO chose the lowest
+  learning rate 3e-4, KL, PO and RMU the highest 3e-3; only GD is interior): add 1e-4 (and
+  1e-2) to every method's grid, equal sizes, rerun `python -m iclr25.papers.unlearn_eval.tuning`
+  and paste its table;
 - the full presets run (>= 5 seeds) and their expectations from the run;
 - the PAPER card's registration (the row in `iclr25.papers.PAPERS`) and docs/papers/unlearn_eval.md
   filled from the results (a draft exists).
@@ -84,7 +88,6 @@ from iclr25.papers.unlearn_eval.robustness import (
     Robustness,
     Slope,
     pearson,
-    robustness,
     slope_ci,
     spearman,
 )
@@ -146,7 +149,6 @@ __all__ = [
     "pearson",
     "perplexity",
     "relearn",
-    "robustness",
     "rouge_l",
     "rouge_l_recall",
     "slope_ci",

@@ -27,12 +27,28 @@ TUNING_ARCH = "llama"
 TUNING_STEPS = 24
 """The unlearning budget of the tuning runs (the presets' default)."""
 
-# Scores (calibrated forget ES, mean over TUNING_SEEDS) written by `evaluate_grid` and pasted
-# here; None marks a point not yet run.
-TUNING_TABLE: dict[str, dict[float, float | None]] = {m: dict.fromkeys(GRID[m]) for m in METHODS}
+# Scores (calibrated forget ES, mean over TUNING_SEEDS) printed by `evaluate_grid` (run of
+# commit a612ceb, seeds 100 and 101) and pasted here; None would mark a point not yet run.
+# DEVIATION: the optimum sits on an edge of the grid for five methods (GA and NPO at the lowest
+# learning rate, KL, PO and RMU at the highest); the grids still have to be widened (equal sizes).
+TUNING_TABLE: dict[str, dict[float, float | None]] = {
+    "ga": {3e-4: 0.2269, 1e-3: 0.3553, 3e-3: 0.4144},
+    "gd": {3e-4: 0.1925, 1e-3: 0.0522, 3e-3: 0.1449},
+    "kl": {3e-4: 0.2058, 1e-3: 0.2403, 3e-3: 0.0664},
+    "po": {3e-4: 0.5787, 1e-3: 0.4436, 3e-3: 0.266},
+    "npo": {3e-4: 0.2808, 1e-3: 0.3812, 3e-3: 0.4176},
+    "rmu": {3e-4: 0.5994, 1e-3: 0.1015, 3e-3: 0.0022},
+}
 
-TUNED_LRS: dict[str, float] = {m: 1e-3 for m in METHODS}
-"""The chosen learning rate per method (the grid's middle until the table is filled)."""
+TUNED_LRS: dict[str, float] = {
+    "ga": 3e-4,
+    "gd": 1e-3,
+    "kl": 3e-3,
+    "po": 3e-3,
+    "npo": 3e-4,
+    "rmu": 3e-3,
+}
+"""The chosen learning rate per method (`choose(TUNING_TABLE)`; a test checks it)."""
 
 
 def evaluate_grid(seeds: tuple[int, ...] = TUNING_SEEDS) -> dict[str, dict[float, float]]:

@@ -95,6 +95,7 @@ PRESETS = {
 }
 
 _PAPER_MONO = "ES moves smoothly and monotonically in α on retain and forget data (§5)"
+_UNRUN = "placeholder: this preset has not been run yet (the paper is not registered)"
 CLAIMS = (
     Claim(
         id="es_monotone_in_alpha",
@@ -106,7 +107,7 @@ CLAIMS = (
         control=0.02,
         direction="lower",
         paper_value=_PAPER_MONO,
-        expect={"quick": ("inconclusive", "not measured yet"), "full": ("inconclusive", "tbd")},
+        expect={"quick": ("inconclusive", _UNRUN), "full": ("inconclusive", _UNRUN)},
     ),
     Claim(
         id="calibration_reaches_target",
@@ -118,7 +119,7 @@ CLAIMS = (
         direction="lower",
         paper_value="calibration restores the original's retention, e.g. retain ES ≈ .42 "
         "(Phi-1.5) for every method (rebuttal)",
-        expect={"quick": ("inconclusive", "not measured yet"), "full": ("inconclusive", "tbd")},
+        expect={"quick": ("inconclusive", _UNRUN), "full": ("inconclusive", _UNRUN)},
     ),
 )
 

@@ -124,7 +124,7 @@ PRESETS = {
     "full": RobustnessConfig(),
 }
 
-_NOTE = "scaled-down analogues of the paper's attacks on tiny models (see the docs page)"
+_UNRUN = "placeholder: this preset has not been run yet (the paper is not registered)"
 CLAIMS = (
     Claim(
         id="es_most_robust_relearning",
@@ -136,7 +136,16 @@ CLAIMS = (
         direction="higher",
         paper_value="ES is the most robust metric, in particular under relearning and probing "
         "(rebuttal, relearning+probing: ES .73/.61 vs EM .55/.29, PPL .54/.03)",
-        expect={"quick": ("inconclusive", "not measured yet"), "full": ("inconclusive", _NOTE)},
+        expect={
+            "quick": (
+                "inconclusive",
+                "measured (3 seeds, one Llama-style model, 16 unlearned models): ES's PCC under "
+                "relearning 0.924, 0.915, 0.843 against the best other's 1.000 (truth ratio, "
+                "nearly constant over the population), 0.909 (log-PPL), 0.913 (truth ratio); "
+                "log-PPL and ROUGE track relearning as well as ES at this scale",
+            ),
+            "full": ("inconclusive", _UNRUN),
+        },
     ),
     Claim(
         id="es_most_robust_probing",
@@ -147,7 +156,16 @@ CLAIMS = (
         control="best_other@probe",
         direction="higher",
         paper_value="ES best under probing (truth ratio's probing PCC .83/.02)",
-        expect={"quick": ("inconclusive", "not measured yet"), "full": ("inconclusive", _NOTE)},
+        expect={
+            "quick": (
+                "contradicted",
+                "measured (3 seeds): ES's PCC under probing -0.03, -0.24, -0.18 against the best "
+                "other's 0.93, 0.95, 0.90 (log-PPL): the official ES needs the model to finish "
+                "the question before the answer, which a linear readout of block 1 of 2, fitted "
+                "on retain answers only, never does, so probed ES is flat near its floor",
+            ),
+            "full": ("inconclusive", _UNRUN),
+        },
     ),
     Claim(
         id="em_breaks_under_noising",
@@ -158,7 +176,15 @@ CLAIMS = (
         control="es@noise",
         direction="lower",
         paper_value="EM is second-best overall but breaks under token noising",
-        expect={"quick": ("inconclusive", "not measured yet"), "full": ("inconclusive", _NOTE)},
+        expect={
+            "quick": (
+                "inconclusive",
+                "measured (3 seeds): EM's PCC under noising 0.999 in every seed against ES's "
+                "0.990, 0.995, 0.995; EM does not break: 10% word noise on the question leaves "
+                "the teacher-forced answer tokens, which EM scores, almost unchanged",
+            ),
+            "full": ("inconclusive", _UNRUN),
+        },
     ),
 )
 
