@@ -27,14 +27,16 @@ Public API (torch models with a Hugging Face interface, no runner needed):
 
 What remains (issue 29):
 
-- the quick expectations of `calibration`'s claims, measured by running its quick preset
-  (they say "placeholder"); `robustness`'s quick expectations are measured; both quick presets
-  timed on an idle machine;
+- both quick presets timed on an idle machine (their quick expectations are measured: about
+  25 s of CPU per seed on a loaded machine); rerun `calibration` quick after the widened tuning
+  and update its expectations;
 - the tuning grids widened where the optimum sits on an edge (GA and NPO chose the lowest
   learning rate 3e-4, KL, PO and RMU the highest 3e-3; only GD is interior): add 1e-4 (and
   1e-2) to every method's grid, equal sizes, rerun `python -m iclr25.papers.unlearn_eval.tuning`
   and paste its table;
-- the full presets run (>= 5 seeds) and their expectations from the run;
+- the full presets run (>= 5 seeds) and their expectations from the run (now placeholders);
+  unmeasured estimate 4-5 min of CPU per seed each (two architectures, 1,000 items), so about
+  12 min per experiment at --jobs 2: time one full seed first;
 - the PAPER card's registration (the row in `iclr25.papers.PAPERS`) and docs/papers/unlearn_eval.md
   filled from the results (a draft exists).
 """

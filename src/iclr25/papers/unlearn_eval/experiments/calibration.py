@@ -107,7 +107,16 @@ CLAIMS = (
         control=0.02,
         direction="lower",
         paper_value=_PAPER_MONO,
-        expect={"quick": ("inconclusive", _UNRUN), "full": ("inconclusive", _UNRUN)},
+        expect={
+            "quick": (
+                "inconclusive",
+                "measured (3 seeds, one Llama-style model, 6 methods): the largest rise over "
+                "methods was 0.022, 0.001, 0.004; in seed 0 KL's retain ES rises by 0.022 "
+                "between two grid points (ES is a mean over 60 items of discrete values), so "
+                "the interval around the mean 0.009 reaches above 0.02",
+            ),
+            "full": ("inconclusive", _UNRUN),
+        },
     ),
     Claim(
         id="calibration_reaches_target",
@@ -119,7 +128,7 @@ CLAIMS = (
         direction="lower",
         paper_value="calibration restores the original's retention, e.g. retain ES ≈ .42 "
         "(Phi-1.5) for every method (rebuttal)",
-        expect={"quick": ("inconclusive", _UNRUN), "full": ("inconclusive", _UNRUN)},
+        expect={"quick": "reproduced", "full": ("inconclusive", _UNRUN)},
     ),
 )
 
