@@ -247,3 +247,59 @@ def test_metric_bad_inputs(corpus, tokenizer, lookup_lm):
         M.extraction_strength(lm, tokenizer, qs, ans, max_length=1)
     with pytest.raises(TypeError, match="max_length=nan"):
         M.rouge_l_recall(lm, tokenizer, qs, ans, max_length=float("nan"))
+
+
+@needs("transformers")
+@pytest.mark.parametrize("require_full", [False, True])
+@pytest.mark.parametrize("max_length", [200, 20])
+def test_es_teacher_forced_equals_generation_on_lookup_models(
+    corpus, tokenizer, lookup_lm, seed, require_full, max_length
+):
+    from iclr25.papers.unlearn_eval.models import EOS_ID
+
+    qs, ans, _ = _qa(corpus)
+    full = _full_ids(tokenizer, qs, ans)
+    rng = np.random.default_rng(seed)
+    k = [int(rng.integers(3, len(f) + 3)) for f in full]
+    cut = [int(rng.integers(0, 3)) for _ in full]  # some items end with an early EOS
+    seqs = [f[: len(f) - c] for f, c in zip(full, cut)]
+
+    # items whose answers are known from prefix k on, plus non-monotone ones: forgotten in a
+    # middle stretch only (a later prefix fails where an earlier one, ending in EOS, matches)
+    def known(i, n):
+        return n >= k[i] and not (i % 3 == 0 and 2 * n in range(len(full[i]), len(full[i]) + 4))
+
+    lm = lookup_lm(seqs, len(tokenizer), known, _wrong(tokenizer), EOS_ID)
+    kw = {"max_length": max_length, "require_full": require_full}
+    gen = M.extraction_strength(lm, tokenizer, qs, ans, **kw)
+    tf = M.extraction_strength(lm, tokenizer, qs, ans, mode="teacher_forced", **kw)
+    assert np.array_equal(gen.m, tf.m) and np.array_equal(gen.es, tf.es)
+    a = M.PrefixMatcher(lm, tokenizer, qs, ans, **kw)
+    b = M.PrefixMatcher(lm, tokenizer, qs, ans, mode="teacher_forced", **kw)
+    for j in range(int((a.high - a.low).max()) + 1):
+        m = np.minimum(a.low + j, a.high)
+        assert np.array_equal(a(m), b(m)), f"prefix offset {j}"
+    with pytest.raises(ValueError, match="mode='beam'"):
+        M.PrefixMatcher(lm, tokenizer, qs, ans, mode="beam")
+
+
+@needs("transformers")
+def test_summarize_orients_every_metric_towards_knowledge(corpus, tokenizer, lookup_lm):
+    from iclr25.papers.unlearn_eval.evaluation import METRIC_NAMES, summarize
+    from iclr25.papers.unlearn_eval.models import EOS_ID
+
+    qs, ans, items = _qa(corpus, 6)
+    knows = lookup_lm(_full_ids(tokenizer, qs, ans), len(tokenizer), eos=EOS_ID)
+    blank = lookup_lm([], len(tokenizer), wrong=_wrong(tokenizer))
+    good, bad = summarize(knows, tokenizer, items), summarize(blank, tokenizer, items)
+    assert list(good) == list(METRIC_NAMES)
+    for m in ("ppl", "rouge", "em", "es"):
+        assert good[m] > bad[m], m
+    para = [q.paraphrased_answer for q in items]  # the truth ratio scores the paraphrases
+    knows_para = lookup_lm(_full_ids(tokenizer, qs, para), len(tokenizer), eos=EOS_ID)
+    assert summarize(knows_para, tokenizer, items, ["tr"])["tr"] > 0.99 > 0.01 > bad["tr"]
+    assert good["em"] == 1.0 and good["rouge"] == 1.0 and bad["em"] == 0.0
+    with pytest.raises(ValueError, match="metric='bleu'"):
+        summarize(knows, tokenizer, items, ["bleu"])
+    with pytest.raises(ValueError, match="6 items, 2 questions"):
+        summarize(knows, tokenizer, items, questions=qs[:2])

@@ -1,26 +1,65 @@
 """Towards Effective Evaluations and Comparisons for LLM Unlearning Methods (Wang, Han, Yang,
-Zhu, Liu, Sugiyama; ICLR 2025; arXiv 2406.09179). Work in progress, not registered yet.
+Zhu, Liu, Sugiyama; ICLR 2025; arXiv 2406.09179). Official code: tmlr-group/Unlearning-with-Control.
+Work in progress, not registered yet.
 
-What exists:
+Public API (torch models with a Hugging Face interface, no runner needed):
+
+    >>> from iclr25.papers.unlearn_eval import make_corpus, build_tokenizer, tiny_causal_lm
+    >>> from iclr25.papers.unlearn_eval import unlearn, fit_linear_probe, summarize
+    >>> from iclr25.papers.unlearn_eval.robustness import robustness  # PCC, Spearman, slope
 
 - `data`: a synthetic TOFU-like corpus of fictitious authors (seeded syllable generator),
   with paraphrases, perturbed answers, refusals, and forget splits of 1/5/10 % of the authors;
 - `models`: a word-level tokenizer built offline, tiny GPT-2/Llama models from `transformers`
   configs, QA encoding, batched greedy decoding;
 - `metrics`: perplexity, ROUGE-L recall, exact memorisation, extraction strength (the official
-  bisection, with a linear-scan check of its monotonicity assumption), the truth ratio;
+  bisection, with a linear-scan check of its monotonicity assumption, and a teacher-forced
+  decision of its prefixes that equals greedy generation for this tokenizer), the truth ratio;
+- `evaluation.summarize`: one number per metric for a model on a set of items;
 - `method`: the unlearning objectives (GA, GD, KL, PO, NPO, RMU, temperature-scaled ascent and
   loss selection) in `unlearn`, model mixing and the bisection on α to a retention target;
-- `training`: `finetune`, training a tiny model on QA answers until it memorises them.
+- `attacks`: adversarial prefix, question noising, relearning, linear probing;
+- `robustness`: Pearson, Spearman and the slope with its CI, after vs before an attack;
+- `comparison.compare_calibrated`: every method at matched retention (model mixing);
+- `training`: `finetune`, the shared set-up (corpus, tokenizer, target and retain-only models);
+- `tuning`: equal-size learning-rate grids on tuning seeds;
+- experiments `robustness` (metric x attack table) and `calibration` (calibrated comparison).
 
-What remains (issue 29): the target and retain-only models at experiment scale (two
-architectures, budgets), the attacks (adversarial prefix, token noising, relearning, linear
-probing), the robustness statistics (Pearson, Spearman, slope with CI over a population of
-unlearned models), the experiments with claims, the PAPER card and registration, and the docs
-page.
+What remains (issue 29):
+
+- both quick presets timed on an idle machine (their quick expectations are measured: about
+  25 s of CPU per seed on a loaded machine); rerun `calibration` quick after the widened tuning
+  and update its expectations;
+- the tuning grids widened where the optimum sits on an edge (GA and NPO chose the lowest
+  learning rate 3e-4, KL, PO and RMU the highest 3e-3; only GD is interior): add 1e-4 (and
+  1e-2) to every method's grid, equal sizes, rerun `python -m iclr25.papers.unlearn_eval.tuning`
+  and paste its table;
+- the full presets run (>= 5 seeds) and their expectations from the run (now placeholders);
+  unmeasured estimate 4-5 min of CPU per seed each (two architectures, 1,000 items), so about
+  12 min per experiment at --jobs 2: time one full seed first;
+- the PAPER card's registration (the row in `iclr25.papers.PAPERS`) and docs/papers/unlearn_eval.md
+  filled from the results (a draft exists).
 """
 
+from iclr25.core.experiment import PaperInfo
+from iclr25.papers.unlearn_eval.attacks import (
+    ATTACKS,
+    JAILBREAK_PREFIX,
+    LinearProbeLM,
+    RelearnConfig,
+    adversarial_prefix,
+    fit_linear_probe,
+    noise_questions,
+    relearn,
+)
+from iclr25.papers.unlearn_eval.comparison import (
+    CompareSpec,
+    MethodResult,
+    compare_calibrated,
+    mean_es,
+)
 from iclr25.papers.unlearn_eval.data import FORGET_PCTS, QA, Corpus, Split, make_corpus
+from iclr25.papers.unlearn_eval.evaluation import METRIC_NAMES, summarize
 from iclr25.papers.unlearn_eval.method import (
     METHODS,
     Calibration,
@@ -47,36 +86,76 @@ from iclr25.papers.unlearn_eval.metrics import (
     truth_ratio_score,
 )
 from iclr25.papers.unlearn_eval.models import build_tokenizer, encode_qa, tiny_causal_lm
+from iclr25.papers.unlearn_eval.robustness import (
+    Robustness,
+    Slope,
+    pearson,
+    slope_ci,
+    spearman,
+)
 from iclr25.papers.unlearn_eval.training import FinetuneConfig, finetune
 
+PAPER = PaperInfo(
+    slug="unlearn_eval",
+    title="Towards Effective Evaluations and Comparisons for LLM Unlearning Methods",
+    authors="Qizhou Wang, Bo Han, Puning Yang, Jianing Zhu, Tongliang Liu, Masashi Sugiyama",
+    venue="ICLR 2025",
+    url="https://arxiv.org/abs/2406.09179",
+    code="tmlr-group/Unlearning-with-Control",
+    summary="Extraction strength is the unlearning metric most robust to red teaming (high "
+    "correlation before vs after jail-breaking, noising, relearning and probing over a "
+    "population of unlearned models); calibrating every method by model mixing to the same "
+    "retention makes their forgetting comparable.",
+)
+
 __all__ = [
+    "ATTACKS",
     "FORGET_PCTS",
+    "JAILBREAK_PREFIX",
     "METHODS",
+    "METRIC_NAMES",
+    "PAPER",
     "QA",
     "Calibration",
+    "CompareSpec",
     "Corpus",
     "ESResult",
     "FinetuneConfig",
+    "LinearProbeLM",
+    "MethodResult",
+    "RelearnConfig",
+    "Robustness",
+    "Slope",
     "Split",
     "UnlearnConfig",
     "UnlearnRun",
+    "adversarial_prefix",
     "bisect_prefix",
     "build_tokenizer",
     "calibrate_alpha",
     "calibrate_mixing",
     "check_bisection",
+    "compare_calibrated",
     "encode_qa",
     "es_bisection_check",
     "exact_memorization",
     "extraction_strength",
     "finetune",
+    "fit_linear_probe",
     "make_corpus",
+    "mean_es",
     "mix_models",
     "mix_state",
+    "noise_questions",
     "npo_loss",
+    "pearson",
     "perplexity",
+    "relearn",
     "rouge_l",
     "rouge_l_recall",
+    "slope_ci",
+    "spearman",
+    "summarize",
     "tiny_causal_lm",
     "truth_ratio",
     "truth_ratio_score",

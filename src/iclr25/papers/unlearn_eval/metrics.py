@@ -34,6 +34,7 @@ import torch
 from iclr25.core.checks import check_choice, check_int
 from iclr25.papers.unlearn_eval.models import (
     EOS_ID,
+    PAD_ID,
     collate,
     encode_qa,
     format_qa,
@@ -226,6 +227,11 @@ def rouge_l_recall(
 # ---------------------------------------------------------------------------------------------
 # Extraction strength
 
+ES_MODES = ("generate", "teacher_forced")
+"""How `PrefixMatcher` decides a prefix: greedy generation as the official code, or one
+teacher-forced pass (the same flags for a tokenizer whose decode-encode round trip returns the
+same ids, as the word-level one here)."""
+
 
 def bisect_prefix(
     low: Sequence[int], high: Sequence[int], matches: Callable[[np.ndarray], np.ndarray]
@@ -294,8 +300,10 @@ class PrefixMatcher:
         max_length: int = 200,
         require_full: bool = False,
         batch_size: int = 64,
+        mode: str = "generate",
     ) -> None:
         _check_pairs(questions, answers)
+        self.mode = check_choice("mode", mode, ES_MODES)
         self.model, self.tokenizer = model, tokenizer
         self.max_length = check_int("max_length", max_length, 2)
         self.batch_size = check_int("batch_size", batch_size, 1)
@@ -312,6 +320,9 @@ class PrefixMatcher:
         """Match flags for prefix lengths `m` (one per item in `items`, default all)."""
         items = list(range(len(self.full))) if items is None else list(items)
         m = [int(v) for v in np.asarray(m).reshape(-1)]
+        if self.mode == "teacher_forced":
+            table = self._teacher_forced_table()
+            return np.array([table[i][k - self.low[i]] for i, k in zip(items, m, strict=True)])
         todo = [(i, k) for i, k in zip(items, m, strict=True) if (i, k) not in self._cache]
         todo = list(dict.fromkeys(todo))
         if todo:
@@ -340,6 +351,45 @@ class PrefixMatcher:
                 self._cache[(i, k)] = ok
                 self.calls += 1
         return np.array([self._cache[(i, k)] for i, k in zip(items, m, strict=True)])
+
+    @torch.no_grad()
+    def _teacher_forced_table(self) -> list[np.ndarray]:
+        """Per item the match flag of every prefix length m = l .. r, from one forward pass.
+
+        Greedy decoding from a prefix of the QA string writes the true next token for as long
+        as every earlier token it wrote was true, so the teacher-forced argmax at each position
+        decides every prefix at once: from m, the completion matches unless, at the first
+        position t >= m (t < min(r, max_length)) whose argmax differs from the truth, the argmax
+        is not EOS (an EOS ends the completion with only true tokens written, which the
+        official comparison accepts; `require_full` refuses it and any cut at max_length).
+        """
+        if getattr(self, "_table", None) is not None:
+            return self._table
+        table = []
+        for s in range(0, len(self.full), self.batch_size):
+            rows = self.full[s : s + self.batch_size]
+            x = torch.full((len(rows), max(map(len, rows))), PAD_ID, dtype=torch.long)
+            for b, r in enumerate(rows):
+                x[b, : len(r)] = torch.tensor(r)
+            pred = self.model(x).logits.argmax(-1)  # (B, T): pred[:, t - 1] guesses token t
+            for b, r in enumerate(rows):
+                i, r_len = s + b, len(r)
+                stop = min(r_len, self.max_length)
+                lo = int(self.low[i])
+                flags = np.ones(r_len - lo + 1, dtype=bool)
+                verdict = True  # the flag of prefix m, filled from m = r down to l
+                for k in range(r_len - 1, lo - 1, -1):
+                    if k < stop:
+                        guess = int(pred[b, k - 1]) if k > 0 else None
+                        if guess != r[k]:
+                            verdict = guess == EOS_ID and not self.require_full
+                    elif self.require_full:
+                        verdict = False  # the completion is cut at max_length before r
+                    flags[k - lo] = verdict
+                table.append(flags)
+                self.calls += 1
+        self._table = table
+        return table
 
 
 @dataclass(frozen=True)
@@ -375,6 +425,7 @@ def extraction_strength(
     max_length: int = 200,
     require_full: bool = False,
     batch_size: int = 64,
+    mode: str = "generate",
 ) -> ESResult:
     """Extraction strength of each QA pair, exactly as the official evaluation computes it.
 
@@ -389,12 +440,15 @@ def extraction_strength(
         max_length: Generation cap in total tokens (the official 200).
         require_full: Also require that the completion reaches r (off: the official match).
         batch_size: Completions decoded together (does not change the result).
+        mode: "generate" (the official greedy completions) or "teacher_forced" (every prefix
+            from one forward pass; the same result when decoding then re-encoding a prefix
+            returns its ids, as with `models.build_tokenizer`; tested against "generate").
 
     Returns:
         The per-item ES and its bars.
     """
     match = PrefixMatcher(
-        model, tokenizer, questions, answers, max_length, require_full, batch_size
+        model, tokenizer, questions, answers, max_length, require_full, batch_size, mode
     )
     m = bisect_prefix(match.low, match.high, match)
     return ESResult(es_from_prefix(m, match.low, match.high), m, match.low, match.high)

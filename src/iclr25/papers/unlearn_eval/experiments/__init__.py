@@ -1,0 +1,1 @@
+"""The experiments of unlearn_eval, one module each."""
