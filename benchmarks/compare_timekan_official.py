@@ -5,7 +5,9 @@ TSLib loop (`iclr25.papers.timekan.fit`: MSE, Adam, OneCycle stepped per batch, 
 validation epoch restored) on the same standardised windows of the same split as
 `timekan.forecast` (every window, 60/20/20 by rows), then scored on every test window. The script
 reports, per series, horizon and seed: test MSE and MAE of each, seconds per training epoch of
-each, their parameter counts, and a same-weights check: our model's weights are copied into the
+each (wall-clock of each fit, sequential, so a changing machine load skews it) and the median
+time of one training step with the two models taking turns on the same batches (the ratio to
+read), their parameter counts, and a same-weights check: our model's weights are copied into the
 official model (parameter names mapped one to one) and the two forward passes are compared in
 float64 on test windows, with dropout off.
 
@@ -34,7 +36,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from iclr25.core.bench import bench_result, load_average, print_rows
+from iclr25.core.bench import bench_result, interleaved_medians, load_average, print_rows
 from iclr25.core.seeding import torch_seed
 from iclr25.papers.timekan.data import make_splits
 from iclr25.papers.timekan.experiments.forecast import DataConfig, ForecastConfig
@@ -148,6 +150,30 @@ def same_weights_gap(ours: nn.Module, official: nn.Module, x: torch.Tensor, leve
     return gap
 
 
+def step_ms(models: dict[str, nn.Module], splits, batch: int, lr: float, reps: int) -> dict:
+    """Median milliseconds of one training step (forward, MSE, backward, Adam) of each model,
+    the models taking turns on the same batches (robust to a changing machine load)."""
+    gen = torch.Generator().manual_seed(0)
+    batches = [
+        splits.train.batch(torch.randint(len(splits.train), (batch,), generator=gen))
+        for _ in range(4)
+    ]
+    calls = {}
+    for name, m in models.items():
+        m.train()
+        opt = torch.optim.Adam(m.parameters(), lr=lr)
+
+        def call(x, y, m=m, opt=opt):
+            loss = torch.mean((m(x) - y) ** 2)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+
+        calls[name] = call
+    med = interleaved_medians(calls, reps, 2, lambda r: batches[r % len(batches)])
+    return {name: 1e3 * v for name, v in med.items()}
+
+
 def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(prog="compare_timekan_official", description=__doc__.split("\n")[0])
     p.add_argument("--official", required=True, help="checkout of github.com/huangst21/TimeKAN")
@@ -158,6 +184,7 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--train-stride", type=int, default=1, help="1 = every training window")
     p.add_argument("--eval-stride", type=int, default=1, help="1 = every val./test window")
     p.add_argument("--threads", type=int, default=1, help="torch threads (set explicitly)")
+    p.add_argument("--reps", type=int, default=20, help="interleaved timed training steps")
     p.add_argument("--out", default=str(OUT), help="JSON file to write ('' for none)")
     args = p.parse_args(argv)
     Model = load_official(args.official)
@@ -210,6 +237,14 @@ def main(argv: list[str] | None = None) -> dict:
                     }
                 trained_gap = same_weights_gap(ours, official, x, levels)
                 row["max_abs_gap_same_weights"] = float(f"{max(gap_init, trained_gap):.2e}")
+                ms = step_ms(
+                    {"ours": ours, "official": official}, splits, hp.batch_size, hp.lr, args.reps
+                )
+                row |= {
+                    "ours_ms_per_step": round(ms["ours"], 1),
+                    "official_ms_per_step": round(ms["official"], 1),
+                    "official_over_ours": round(ms["official"] / ms["ours"], 2),
+                }
                 rows.append(row)
                 print(row, flush=True)
     return bench_result(
