@@ -425,12 +425,12 @@ METRICS = (
     Metric("*/params_h*", "none", "trainable parameters of the model at horizon H"),
     Metric("timekan_etth1_96/params", "none", "parameters of the official ETTh1-96 setting"),
     Metric(
-        "timekan_vs_dlinear/mse_gain_pct_h*",
+        "*timekan_vs_dlinear/mse_gain_pct_h*",
         "higher",
         "100 (MSE_DLinear - MSE_TimeKAN) / MSE_DLinear at horizon H",
     ),
     Metric(
-        "timekan_vs_repeat_last/mse_ratio*",
+        "*timekan_vs_repeat_last/mse_ratio*",
         "lower",
         "MSE of TimeKAN over MSE of repeat-last (per horizon, and their mean)",
     ),
