@@ -20,7 +20,7 @@ from iclr25.papers.timekan import (
     split_borders,
     synthetic_multiband,
 )
-from iclr25.papers.timekan.data import ELECDEMAND_ROWS
+from iclr25.papers.timekan.data import ELECDEMAND_ROWS, EPF_ROWS, load_builtin, load_epf_fr_be
 from iclr25.papers.timekan.reference import moving_average_reference
 
 pytestmark = needs("pandas")
@@ -49,6 +49,23 @@ def test_elecdemand_ships_offline_with_three_channels():
     assert np.isfinite(s.values).all() and s.steps_per_day == 48
     assert set(np.unique(s.values[:, 1])) == {0.0, 1.0}
     assert 2.5 < s.values[:, 0].mean() < 7  # GW
+
+
+@needs("tsdata")
+def test_epf_fr_be_ships_offline_with_four_channels():
+    s = load_epf_fr_be()
+    assert s.values.shape == (EPF_ROWS, 4) == (16080, 4)
+    assert s.columns == ("gen_forecast", "system_load", "BE", "FR") and s.steps_per_day == 24
+    assert np.isfinite(s.values).all()
+    assert s.values[:, 0].min() > 30_000 and s.values[:, 1].max() < 100_000  # MW
+    assert 25 < s.values[:, 3].mean() < 50 and 25 < s.values[:, 2].mean() < 50  # EUR/MWh
+    assert not np.array_equal(s.values[:, 2], s.values[:, 3])  # two markets, not one copied
+    assert load_builtin("epf_fr_be") is s
+
+
+def test_unknown_builtin_series_is_refused():
+    with pytest.raises(ValueError, match=r"data\.builtin='ett' is not allowed: use one of"):
+        load_builtin("ett")
 
 
 def test_synthetic_multiband_is_seeded_and_has_daily_and_fast_bands(seed):

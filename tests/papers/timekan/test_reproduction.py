@@ -22,7 +22,7 @@ def test_user_csv_in_ett_layout_end_to_end(tmp_path):
     rep = run_experiment(
         "timekan.forecast",
         preset="smoke",
-        overrides=[f"data.path={csv}", "data.target=HULL", "data.split=ett"],
+        overrides=[f"data.path={csv}", "data.target=HULL", "data.split=ett", "extra_data="],
         out=tmp_path / "runs",
     )
     assert not rep.failed, rep.failed[0].error
@@ -49,6 +49,7 @@ def test_cli_run_on_a_user_csv(tmp_path):
             f"data.path={csv}",
             "data.target=OT",
             "data.features=S",
+            "extra_data=",
             "--preset",
             "smoke",
             "--out",
@@ -93,6 +94,10 @@ def bad_csvs(tmp_path):
         (["data.path={short}"], "has 150 rows"),
         (["data.path={good}", "data.split=ett"], "20 months"),
         (["data.target=Load"], "data.target='Load'.*Demand, WorkDay, Temperature"),
+        (["data.builtin=epf_fr_be", "data.target=Load"], "data.target='Load'.*BE, FR"),
+        (["extra_data=elecdemand"], "extra_data=.*other than data.builtin"),
+        (["extra_data=epf_fr_be,epf_fr_be"], "extra_data=.*named once each"),
+        (["extra_data=vic_elec"], "extra_data="),
         (["horizons=0"], r"horizons\[0\]=0 is not allowed: must be >= 1"),
         (["methods=timekan,arima"], "methods="),
         (["hparams=ETTh3"], "ETTh3"),
@@ -105,6 +110,10 @@ def bad_csvs(tmp_path):
         "too_short",
         "ett_too_short",
         "builtin_target",
+        "epf_target",
+        "extra_same_as_data",
+        "extra_twice",
+        "extra_unknown",
         "horizon",
         "method",
         "hparams",
@@ -146,6 +155,33 @@ def test_cli_bad_csv_is_one_line_and_writes_nothing(tmp_path, bad_csvs):
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and "column 'OT'" in lines[0] and "row 9" in lines[0], res.stderr
     assert not out.exists()
+
+
+@needs("tsdata")
+def test_the_extra_series_runs_with_the_same_protocol_under_its_own_keys(tmp_path):
+    rep = run_experiment(
+        "timekan.forecast",
+        preset="smoke",
+        overrides=["methods=dlinear,repeat_last", "horizons=96"],
+        out=tmp_path / "runs",
+    )
+    assert not rep.failed, rep.failed[0].error
+    m = rep.results[0].metrics
+    # the extra series is cut, scaled and scored exactly like `data`: 60/20/20 by rows, the
+    # scaler of the training rows, the smoke preset's strides
+    from iclr25.core.registry import get_experiment
+    from iclr25.papers.timekan import RepeatLast, evaluate, make_splits, split_borders
+    from iclr25.papers.timekan.data import load_elecdemand, load_epf_fr_be
+
+    t = get_experiment("timekan.forecast").preset("smoke").training
+    for prefix, series in (("", load_elecdemand()), ("epf_fr_be/", load_epf_fr_be())):
+        n = len(series.values)
+        borders = split_borders(n, 96, "ratio", 0.6, 0.2)
+        splits = make_splits(series, 96, 96, borders, t.train_stride, t.eval_stride)
+        expected = evaluate(RepeatLast(96), splits.test)
+        assert m[f"{prefix}repeat_last/mse_h96"] == pytest.approx(expected.mse, rel=1e-12)
+        assert m[f"{prefix}dlinear/params_h96"] == 2 * (96 * 96 + 96)  # trend + seasonal maps
+    assert "epf_fr_be/dlinear/mse_c3_h96" in m and "dlinear/mse_c3_h96" not in m  # 4 vs 3
 
 
 def test_the_csv_is_declared_an_input_file(tmp_path):

@@ -56,15 +56,22 @@ def forecast_figures(results: Sequence[Any], out_dir: Path) -> list[Path]:
         if f"{m}/mse_h{horizons[0]}" in keys
     ]
 
-    fig, axes = plt.subplots(1, 2, figsize=(8, 3.2))
-    _bars(
-        axes[0],
-        [f"H={h}" for h in horizons],
-        methods,
-        lambda m, g: f"{m}/mse_h{g[2:]}",
-        results,
+    # extra built-in series log "<series>/<method>/mse_h<H>"
+    extra = sorted(
+        {m.group(1) for k in keys if (m := re.match(rf"(\w+)/{methods[0]}/mse_h\d+$", k))}
     )
+    groups = {f"H={h}": f"mse_h{h}" for h in horizons}
+    for prefix in extra:
+        groups |= {f"{prefix}\nH={h}": f"mse_h{h}" for h in horizons}
+
+    def mse_key(m: str, g: str) -> str:
+        prefix = g.split("\n")[0] + "/" if "\n" in g else ""
+        return f"{prefix}{m}/{groups[g]}"
+
+    fig, axes = plt.subplots(1, 2, figsize=(8 + 2 * len(extra), 3.2))
+    _bars(axes[0], list(groups), methods, mse_key, results)
     axes[0].set_ylabel("test MSE, all channels (standardised)")
+    axes[0].tick_params(axis="x", labelsize=7)
     h = horizons[0]
     channels = sorted(
         int(m.group(1)) for k in keys if (m := re.match(rf"{methods[0]}/mse_c(\d+)_h{h}$", k))
