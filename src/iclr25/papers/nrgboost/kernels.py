@@ -538,6 +538,12 @@ def gibbs(
     leaf = np.empty(T, np.int64)
     hits = np.empty(T, np.int64)
     starts = np.empty(T, np.int64)
+    # pieces of the ordered slices: hit h owns pieces pc_off[h]..pc_off[h + 1] - 1, in
+    # increasing order of x_d, piece k covering x_d < pc_hi[k] (from the previous piece on)
+    # and landing in leaf pc_leaf[k]; a tree has at most as many pieces as leaves
+    pc_off = np.empty(T + 1, np.int64)
+    pc_hi = np.empty(value.shape[0] + 1, np.int64)
+    pc_leaf = np.empty(value.shape[0] + 1, np.int64)
     for c in range(K):
         x = state[c]
         for t in range(T):
@@ -553,13 +559,14 @@ def gibbs(
                 if is_ord:
                     for v in range(C + 1):
                         buf[v] = 0.0
+                    n_pc = 0
                     for j in range(dim_ptr[d], dim_ptr[d + 1]):
                         t = dim_trees[j]
                         start = np.int64(fd[leaf[t]])
                         if start < 0:
                             continue
                         hits[n_hits] = t
-                        starts[n_hits] = start
+                        pc_off[n_hits] = n_pc
                         n_hits += 1
                         # slice of tree t along the ordered d, from `start` (inlined
                         # _slice_tree with as_steps): ranges [lo, hi) of x_d per leaf
@@ -591,13 +598,26 @@ def gibbs(
                             val = value[~node]
                             buf[lo] += val
                             buf[hi] -= val
+                            pc_hi[n_pc] = hi
+                            pc_leaf[n_pc] = ~node
+                            n_pc += 1
                             if top == 0:
                                 break
                             top -= 1
                             node = st_node[top]
                             lo = st_lo[top]
                             hi = st_hi[top]
+                    pc_off[n_hits] = n_pc
                     pick = _draw_ordered(buf, C, cdf_q0[d], uniforms[c, s, d], p_start, p_w)
+                    if pick != x[d]:
+                        # the new leaf of each hit tree is the piece holding the pick: no
+                        # second traversal (x changed only along d)
+                        x[d] = pick
+                        for h in range(n_hits):
+                            k = pc_off[h]
+                            while pc_hi[k] <= pick:
+                                k += 1
+                            leaf[hits[h]] = pc_leaf[k]
                 else:
                     for v in range(C):
                         buf[v] = log_q0[d, v]
@@ -629,10 +649,10 @@ def gibbs(
                         starts[n_hits] = start
                         n_hits += 1
                     pick = _draw_logits(buf, C, uniforms[c, s, d])
-                if pick != x[d]:
-                    x[d] = pick
-                    for h in range(n_hits):
-                        leaf[hits[h]] = _leaf_packed(x, starts[h], nodes, catmask, ordered)
+                    if pick != x[d]:
+                        x[d] = pick
+                        for h in range(n_hits):
+                            leaf[hits[h]] = _leaf_packed(x, starts[h], nodes, catmask, ordered)
             for d in range(D):
                 out[c, s, d] = x[d]
 
