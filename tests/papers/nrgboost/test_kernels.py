@@ -140,6 +140,19 @@ def test_forest_sum_and_leaves_match_pointwise_reference(seed):
     np.testing.assert_allclose(forest.sum(cells, 0, 2), R.forest_sum(forest, cells, 2))
 
 
+def test_dims_to_trees_lists_the_trees_splitting_on_each_dim(seed):
+    rng = np.random.default_rng(seed)
+    dom, codes = _domain_and_data(rng)
+    forest = _random_forest(rng, dom, codes, n_trees=5)
+    ends = [*forest.node_start[1:], forest.feat.shape[0]]
+    for stop in (0, 1, 3, 5):
+        ptr, trees = forest.dims_to_trees(stop)
+        for d in range(3):
+            expected = [t for t in range(stop) if d in forest.feat[forest.node_start[t] : ends[t]]]
+            assert trees[ptr[d] : ptr[d + 1]].tolist() == expected
+        assert ptr[-1] == trees.size and trees.dtype == np.int64
+
+
 @pytest.mark.parametrize("dim", [0, 1, 2])
 def test_slices_match_bruteforce(seed, dim):
     """Slice evaluation (one traversal per tree) equals evaluating every point of the slice;
