@@ -559,15 +559,17 @@ def gibbs(
                 if is_ord:
                     for v in range(C + 1):
                         buf[v] = 0.0
-                    n_pc = 0
+                    # the trees whose current path tests d (compacted without a branch)
                     for j in range(dim_ptr[d], dim_ptr[d + 1]):
                         t = dim_trees[j]
                         start = np.int64(fd[leaf[t]])
-                        if start < 0:
-                            continue
                         hits[n_hits] = t
-                        pc_off[n_hits] = n_pc
-                        n_hits += 1
+                        starts[n_hits] = start
+                        n_hits += start >= 0
+                    n_pc = 0
+                    for h in range(n_hits):
+                        start = starts[h]
+                        pc_off[h] = n_pc
                         # slice of tree t along the ordered d, from `start` (inlined
                         # _slice_tree with as_steps): ranges [lo, hi) of x_d per leaf
                         node = start
