@@ -225,14 +225,19 @@ def test_gibbs_chains_equal_the_from_scratch_reference(seed):
     conditional from all trees at every value."""
     rng = np.random.default_rng(seed)
     dom, codes = _domain_and_data(rng)
-    forest = _random_forest(rng, dom, codes, n_trees=6)
+    # a strong unordered column (trees split on it near the root, with subtrees below),
+    # which depends on the others too
+    r = rng.random(len(codes))
+    codes[:, 1] = np.where(r < 0.5, 0, np.where(r < 0.8, codes[:, 0] % 4, codes[:, 1]))
+    forest = _random_forest(rng, dom, codes, n_trees=8)
+    assert set(forest.feat.tolist()) == {0, 1, 2}
     marg = np.zeros((3, 6))
     for d, C in enumerate(dom.cards):
         marg[d, :C] = rng.dirichlet(np.ones(C))
     with np.errstate(divide="ignore"):
         log_q0 = np.log(marg)
     cdf = np.concatenate([np.zeros((3, 1)), np.cumsum(marg, 1)], 1)
-    n_chains, n_sweeps = 6, 25
+    n_chains, n_sweeps = 8, 40
     init = codes[rng.integers(0, len(codes), n_chains)]
     u = rng.random((n_chains, n_sweeps, 3))
     ptr, trees = forest.dims_to_trees()
