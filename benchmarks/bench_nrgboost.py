@@ -8,12 +8,21 @@ order, with the repetition's seed; medians over repetitions are reported. A warm
 runs first, so first-time compilation is excluded; the official package still rebuilds (and
 numba-compiles) its split-finder closures inside every fit, which is part of its fit time.
 
-- moons (a 2-D toy on the 64x64 grid): the exact held-out log-likelihood of both models
+Fit time at every size in `--trees` (default 50, 100 and 200). Held-out quality, the same
+estimator for both models:
+
+- every table: the pseudo-log-likelihood, the mean over test rows of sum_d log p(x_d | rest),
+  each conditional exact by either package's slice inference, over the columns on which both
+  packages use the same bins (`pll_columns`; the official package puts a bin on every integer
+  from a column's min to its max, ours only on the values seen);
+- moons (a 2-D toy on the 64x64 grid): also the exact held-out log-likelihood of both models
   (the official model's energies are normalised by enumerating its grid);
-- digits (65 columns): held-out accuracy of predicting the digit by slice inference.
+- digits (65 columns): also the held-out accuracy of predicting the digit;
+- diabetes: a table no experiment uses ("unseen"), every column coded as integers by its
+  training quantiles (at most QUANT_BINS codes) so that both packages share the grid.
 
     iclr25 bench nrgboost                   # or: python benchmarks/bench_nrgboost.py
-    iclr25 bench nrgboost --reps 5 --trees 100
+    iclr25 bench nrgboost --reps 5 --trees 50,100,200
 """
 
 from __future__ import annotations
@@ -31,11 +40,14 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from scipy.special import logsumexp
 
 from iclr25.core.bench import bench_result, load_average, print_rows
 from iclr25.papers.nrgboost import NRGBoost, load_table, sample_toy, toy_pmf
 
 OUT = Path(__file__).resolve().parent / "results" / "nrgboost.json"
+QUANT_BINS = 32
+"""Quantile bins per column of the coded diabetes table."""
 
 
 def _official():
@@ -55,6 +67,13 @@ def _quiet():
             yield
 
 
+def _split(X, rng):
+    """A random 80/20 train/test split of a DataFrame."""
+    idx = rng.permutation(len(X))
+    k = len(idx) // 5
+    return X.iloc[idx[k:]].reset_index(drop=True), X.iloc[idx[:k]].reset_index(drop=True)
+
+
 def _data(name: str, rng):
     import pandas as pd
 
@@ -65,12 +84,22 @@ def _data(name: str, rng):
         return pd.DataFrame(train.astype(int), columns=cols), pd.DataFrame(
             test.astype(int), columns=cols
         )
-    table = load_table("digits")
-    idx = rng.permutation(len(table.X))
-    k = len(idx) // 5
-    return table.X.iloc[idx[k:]].reset_index(drop=True), table.X.iloc[idx[:k]].reset_index(
-        drop=True
-    )
+    if name == "digits":
+        return _split(load_table("digits").X, rng)
+    if name == "diabetes":
+        # every column (target too) coded as integers by its training quantiles, so that both
+        # packages put one bin on each integer and share the grid
+        train, test = _split(load_table("diabetes").X, rng)
+        out_train, out_test = {}, {}
+        for c in train.columns:
+            edges = np.unique(np.quantile(train[c], np.linspace(0, 1, QUANT_BINS + 1)[1:-1]))
+            a = np.searchsorted(edges, train[c].to_numpy(), side="right")
+            b = np.searchsorted(edges, test[c].to_numpy(), side="right")
+            used = np.unique(a)  # drop empty intervals (tied values): no gaps in the codes
+            out_train[c] = np.searchsorted(used, a)
+            out_test[c] = np.minimum(np.searchsorted(used, b), used.size - 1)
+        return pd.DataFrame(out_train), pd.DataFrame(out_test)
+    raise SystemExit(f"--datasets: {name!r} is unknown; choose from moons, digits, diabetes")
 
 
 def _ours(train, settings, seed):
@@ -123,10 +152,77 @@ def _their_accuracy(model, test) -> float:
     return float(np.mean(np.asarray(classes[np.argmax(logits, 1)]) == test["target"].to_numpy()))
 
 
+def _shared_columns(ours, theirs, test) -> np.ndarray:
+    """Columns on which both packages use the same bins and code every test row alike.
+
+    Both put one bin on every integer of a column, but the official package spans min..max
+    of the training values and ours only the values seen (a gap in a column's values is one
+    bin less for us), so the conditional pmfs of such columns live on different grids.
+    """
+    with _quiet():
+        their_codes = theirs.transform(test)
+        their_cards = np.array([d.cardinality for d in theirs.booster.domain])
+    our_codes = ours.discretizer_.transform(test)
+    same = (their_cards == ours.domain_.cards) & np.all(their_codes == our_codes, axis=0)
+    return np.flatnonzero(same)
+
+
+def _our_pll(model, test, cols) -> float:
+    """Held-out pseudo-log-likelihood: mean over test rows of sum_{d in cols} log p(x_d | rest)."""
+    codes = model.discretizer_.transform(test)
+    rows = np.arange(codes.shape[0])
+    total = np.zeros(codes.shape[0])
+    for d in cols:
+        logits = model._slice(codes, int(d))[-1]
+        total += logits[rows, codes[:, d]] - logsumexp(logits, axis=1)
+    return float(np.mean(total))
+
+
+def _their_pll(model, test, cols) -> float:
+    """The same for an official model, from its normalised slice predictions."""
+    with _quiet():
+        codes = model.transform(test)
+        rows = np.arange(codes.shape[0])
+        total = np.zeros(codes.shape[0])
+        for d in cols:
+            logp = model.booster.predict(codes, slice_dims=[int(d)], normalize=True)
+            total += logp[rows, codes[:, d]]
+    return float(np.mean(total))
+
+
+def _tree_list(text: str) -> list[int]:
+    try:
+        trees = [int(t) for t in text.split(",")]
+    except ValueError:
+        trees = []
+    if not trees or min(trees) < 1:
+        raise SystemExit(f"--trees={text!r}: give positive tree counts separated by commas")
+    return trees
+
+
+def _quality(name: str, model, train, test, who: str, cols) -> dict:
+    """Held-out quality of one fitted model: pseudo-log-likelihood on the shared columns, and
+    the exact log-likelihood (moons) or the digit accuracy (digits)."""
+    ours = who == "ours"
+    out = {"pll": _our_pll(model, test, cols) if ours else _their_pll(model, test, cols)}
+    if name == "moons":
+        out["quality"] = model.log_likelihood(test) if ours else _their_loglik(model, train, test)
+    elif name == "digits":
+        if ours:
+            pred = model.predict(test, "target")
+            out["quality"] = float(np.mean(pred == test["target"].to_numpy()))
+        else:
+            out["quality"] = _their_accuracy(model, test)
+    return out
+
+
+QUALITY = {"moons": "heldout_loglik", "digits": "heldout_accuracy"}
+
+
 def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(prog="bench_nrgboost", description=__doc__.split("\n\n")[0])
-    p.add_argument("--datasets", default="moons,digits")
-    p.add_argument("--trees", type=int, default=60, help="boosting rounds of both models")
+    p.add_argument("--datasets", default="moons,digits,diabetes")
+    p.add_argument("--trees", default="50,100,200", help="boosting rounds, comma-separated")
     p.add_argument("--leaves", type=int, default=32, help="max leaves per tree")
     p.add_argument("--pool", type=int, default=20_000, help="model-sample pool size")
     p.add_argument("--burn-in", type=int, default=100)
@@ -141,74 +237,46 @@ def main(argv: list[str] | None = None) -> dict:
     if args.threads != 1:
         raise SystemExit("--threads: only 1 is supported (both implementations single-threaded)")
     if args.smoke:
-        args.datasets, args.trees, args.leaves, args.pool, args.reps = "moons", 3, 8, 1000, 1
+        args.datasets, args.trees, args.leaves, args.pool, args.reps = "moons", "3", 8, 1000, 1
         args.burn_in, args.samples, args.steps = 10, 20, 5
+    tree_counts = _tree_list(args.trees)
     official = None if args.smoke else _official()
-    settings = {
-        "trees": args.trees,
-        "leaves": args.leaves,
-        "pool": args.pool,
-        "burn_in": args.burn_in,
-    }
+    base = {"leaves": args.leaves, "pool": args.pool, "burn_in": args.burn_in}
     rows = []
     for name in args.datasets.split(","):
         train, test = _data(name, np.random.default_rng(0))
-        warm = {**settings, "trees": 2, "pool": 500}
-        _ours(train, warm, 0)
+        warm = {**base, "trees": 2, "pool": 500}
+        warm_ours = _ours(train, warm, 0)
+        cols = np.arange(train.shape[1])
         if official is not None:
-            _theirs(official, train, warm, 0)
-        res = {
-            "ours": {"fit": [], "quality": [], "sample": []},
-            "official": {"fit": [], "quality": [], "sample": []},
-        }
-        for rep in range(args.reps):
-            order = ("ours", "official") if rep % 2 == 0 else ("official", "ours")
-            for who in order:
-                if who == "official" and official is None:
-                    continue
-                t0 = time.perf_counter()
-                if who == "ours":
-                    model = _ours(train, settings, rep)
-                    dt = time.perf_counter() - t0
-                    if name == "moons":
-                        quality = model.log_likelihood(test)
-                    else:
-                        pred = model.predict(test, "target")
-                        quality = float(np.mean(pred == test["target"].to_numpy()))
+            cols = _shared_columns(warm_ours, _theirs(official, train, warm, 0), test)
+        for n_trees in tree_counts:
+            settings = {**base, "trees": n_trees}
+            res = {who: {"fit": [], "pll": [], "quality": [], "sample": []} for who in WHO}
+            for rep in range(args.reps):
+                order = WHO if rep % 2 == 0 else WHO[::-1]
+                for who in order:
+                    if who == "official" and official is None:
+                        continue
                     t0 = time.perf_counter()
-                    model.sample(args.samples, random_state=rep, n_steps=args.steps)
-                else:
-                    model = _theirs(official, train, settings, rep)
-                    dt = time.perf_counter() - t0
-                    if name == "moons":
-                        quality = _their_loglik(model, train, test)
+                    if who == "ours":
+                        model = _ours(train, settings, rep)
                     else:
-                        quality = _their_accuracy(model, test)
-                    t0 = time.perf_counter()
-                    with _quiet():
-                        model.sample(args.samples, num_steps=args.steps, num_threads=1, seed=rep)
-                ds = time.perf_counter() - t0
-                res[who]["fit"].append(dt)
-                res[who]["quality"].append(quality)
-                res[who]["sample"].append(args.samples / ds)
-        row = {
-            "dataset": name,
-            "quality": "heldout_loglik" if name == "moons" else "heldout_accuracy",
-        }
-        for who in ("ours", "official"):
-            r = res[who]
-            if not r["fit"]:
-                continue
-            row[f"{who}_fit_s"] = round(float(np.median(r["fit"])), 3)
-            row[f"{who}_quality"] = round(float(np.mean(r["quality"])), 4)
-            row[f"{who}_quality_sd"] = round(float(np.std(r["quality"])), 4)
-            row[f"{who}_samples_per_s"] = round(float(np.median(r["sample"])), 1)
-        if res["official"]["fit"]:
-            row["fit_speedup"] = round(row["official_fit_s"] / row["ours_fit_s"], 2)
-            row["sampling_speedup"] = round(
-                row["ours_samples_per_s"] / row["official_samples_per_s"], 2
-            )
-        rows.append(row)
+                        model = _theirs(official, train, settings, rep)
+                    res[who]["fit"].append(time.perf_counter() - t0)
+                    for key, value in _quality(name, model, train, test, who, cols).items():
+                        res[who][key].append(value)
+                    if args.samples:
+                        t0 = time.perf_counter()
+                        if who == "ours":
+                            model.sample(args.samples, random_state=rep, n_steps=args.steps)
+                        else:
+                            with _quiet():
+                                model.sample(
+                                    args.samples, num_steps=args.steps, num_threads=1, seed=rep
+                                )
+                        res[who]["sample"].append(args.samples / (time.perf_counter() - t0))
+            rows.append(_row(name, n_trees, len(cols), res))
     return bench_result(
         "nrgboost_vs_official",
         "official nrgboost 0.0.3 (PyPI), same data and settings"
@@ -218,6 +286,37 @@ def main(argv: list[str] | None = None) -> dict:
         out=args.out,
         load_before=load_before,
     )
+
+
+WHO = ("ours", "official")
+
+
+def _row(name: str, n_trees: int, n_cols: int, res: dict) -> dict:
+    row = {
+        "dataset": name,
+        "trees": n_trees,
+        "pll_columns": n_cols,
+        "quality": QUALITY.get(name, "-"),
+    }
+    for who in WHO:
+        r = res[who]
+        if not r["fit"]:
+            continue
+        row[f"{who}_fit_s"] = round(float(np.median(r["fit"])), 3)
+        row[f"{who}_pll"] = round(float(np.mean(r["pll"])), 4)
+        row[f"{who}_pll_sd"] = round(float(np.std(r["pll"])), 4)
+        if r["quality"]:
+            row[f"{who}_quality"] = round(float(np.mean(r["quality"])), 4)
+            row[f"{who}_quality_sd"] = round(float(np.std(r["quality"])), 4)
+        if r["sample"]:
+            row[f"{who}_samples_per_s"] = round(float(np.median(r["sample"])), 1)
+    if res["official"]["fit"]:
+        row["fit_speedup"] = round(row["official_fit_s"] / row["ours_fit_s"], 2)
+        if res["official"]["sample"]:
+            row["sampling_speedup"] = round(
+                row["ours_samples_per_s"] / row["official_samples_per_s"], 2
+            )
+    return row
 
 
 if __name__ == "__main__":

@@ -140,6 +140,19 @@ def test_forest_sum_and_leaves_match_pointwise_reference(seed):
     np.testing.assert_allclose(forest.sum(cells, 0, 2), R.forest_sum(forest, cells, 2))
 
 
+def test_dims_to_trees_lists_the_trees_splitting_on_each_dim(seed):
+    rng = np.random.default_rng(seed)
+    dom, codes = _domain_and_data(rng)
+    forest = _random_forest(rng, dom, codes, n_trees=5)
+    ends = [*forest.node_start[1:], forest.feat.shape[0]]
+    for stop in (0, 1, 3, 5):
+        ptr, trees = forest.dims_to_trees(stop)
+        for d in range(3):
+            expected = [t for t in range(stop) if d in forest.feat[forest.node_start[t] : ends[t]]]
+            assert trees[ptr[d] : ptr[d + 1]].tolist() == expected
+        assert ptr[-1] == trees.size and trees.dtype == np.int64
+
+
 @pytest.mark.parametrize("dim", [0, 1, 2])
 def test_slices_match_bruteforce(seed, dim):
     """Slice evaluation (one traversal per tree) equals evaluating every point of the slice;
@@ -203,6 +216,41 @@ def test_gibbs_sweep_matches_exact_transition_matrix(seed):
     # and the exact pmf is stationary for the reference sweep
     p = np.exp(log_pmf(cells) - logsumexp(log_pmf(cells)))
     np.testing.assert_allclose(p @ M, p, atol=1e-12)
+
+
+def test_gibbs_chains_equal_the_from_scratch_reference(seed):
+    """Many sweeps of several chains on a mixed domain: the kernel's incremental bookkeeping
+    (slices started at the first node testing the coordinate, each hit tree's new leaf read
+    off the slice's pieces) gives exactly the chains of the reference, which rebuilds every
+    conditional from all trees at every value."""
+    rng = np.random.default_rng(seed)
+    dom, codes = _domain_and_data(rng)
+    # a strong unordered column (trees split on it near the root, with subtrees below),
+    # which depends on the others too
+    r = rng.random(len(codes))
+    codes[:, 1] = np.where(r < 0.5, 0, np.where(r < 0.8, codes[:, 0] % 4, codes[:, 1]))
+    forest = _random_forest(rng, dom, codes, n_trees=8)
+    assert set(forest.feat.tolist()) == {0, 1, 2}
+    marg = np.zeros((3, 6))
+    for d, C in enumerate(dom.cards):
+        marg[d, :C] = rng.dirichlet(np.ones(C))
+    with np.errstate(divide="ignore"):
+        log_q0 = np.log(marg)
+    cdf = np.concatenate([np.zeros((3, 1)), np.cumsum(marg, 1)], 1)
+    n_chains, n_sweeps = 8, 40
+    init = codes[rng.integers(0, len(codes), n_chains)]
+    u = rng.random((n_chains, n_sweeps, 3))
+    ptr, trees = forest.dims_to_trees()
+    nodes, first = forest.packed()
+    out = np.empty((n_chains, n_sweeps, 3), np.uint8)
+    K.gibbs(
+        init.copy(), n_sweeps, log_q0, cdf, dom.cards, dom.ordered, forest.roots, nodes,
+        forest.feat, forest.thr, forest.left, forest.right, forest.catmask, forest.value, first,
+        ptr, trees, forest.max_nodes, u, out,
+    )  # fmt: skip
+    expected = R.gibbs_chains(forest, log_q0, cdf, init, u)
+    assert len(np.unique(expected.reshape(-1, 3), axis=0)) > 10  # the chains do move
+    np.testing.assert_array_equal(out, expected)
 
 
 def test_sample_boxes_is_uniform_within_each_box(seed):

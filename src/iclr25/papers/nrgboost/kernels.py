@@ -249,8 +249,10 @@ def _slice_tree(
     st_hi,
     st_mask,
     cur,
+    leaf_out,
 ):  # pragma: no cover - compiled
-    """add_to[v] += the leaf value of the point x with x[d] replaced by v, for every v < C.
+    """add_to[v] += the leaf value of the point x with x[d] replaced by v, for every v < C;
+    when leaf_out is not empty, leaf_out[v] = that leaf (its index).
 
     One traversal that carries the set of slice values still reaching a node: a range [lo, hi)
     for an ordered `d`, a boolean mask for an unordered `d` (`cur` holds the current set;
@@ -313,13 +315,18 @@ def _slice_tree(
                     top += 1
                     node = left[node]
         val = value[~node]
+        record = leaf_out.shape[0] > 0
         if is_ord:
             for v in range(lo, hi):
                 add_to[v] += val
+                if record:
+                    leaf_out[v] = ~node
         else:
             for v in range(C):
                 if cur[v]:
                     add_to[v] += val
+                    if record:
+                        leaf_out[v] = ~node
 
 
 @njit(cache=True)
@@ -355,6 +362,7 @@ def slice_logits(
     cur = np.empty(C, np.bool_)
     acc = np.empty(C)
     tmp = np.empty(C)
+    no_leaves = np.empty(0, np.int64)
     for i in range(n):
         x = codes[i]
         for v in range(C):
@@ -385,6 +393,7 @@ def slice_logits(
                 st_hi,
                 st_mask,
                 cur,
+                no_leaves,
             )
             for v in range(C):
                 a = acc[v]
@@ -515,8 +524,10 @@ def gibbs(
     x_0, ..., x_{D-1} in turn from its exact conditional q0_d(v) exp(sum_t δ_t(x; x_d = v)).
     Only trees whose current root-to-leaf path tests d enter: the others do not look at x_d,
     so they add a constant that cancels. For those, the nodes above the shallowest node that
-    tests d do not depend on x_d either, so the slice (and the new leaf after x_d moves) is
-    evaluated from that node: first_node (D, n_leaves) holds it (-1: d not on the path).
+    tests d do not depend on x_d either, so the slice is evaluated from that node: first_node
+    (D, n_leaves) holds it (-1: d not on the path). The slice also gives each such tree's leaf
+    at every value of x_d (its pieces: ranges of an ordered d, or per value of an unordered
+    one), so the new leaf after x_d moves is read off it, not found by a second traversal.
     dim_ptr/dim_trees list the trees that split on d at all. nodes (n_nodes, 4) int32 packs
     (feat, thr, left, right) of every internal node (see the module docstring) for the
     ordered fast path; the separate arrays serve unordered dimensions.
@@ -538,6 +549,14 @@ def gibbs(
     leaf = np.empty(T, np.int64)
     hits = np.empty(T, np.int64)
     starts = np.empty(T, np.int64)
+    # pieces of the ordered slices: hit h owns pieces pc_off[h]..pc_off[h + 1] - 1, in
+    # increasing order of x_d, piece k covering x_d < pc_hi[k] (from the previous piece on)
+    # and landing in leaf pc_leaf[k]; a tree has at most as many pieces as leaves
+    pc_off = np.empty(T + 1, np.int64)
+    pc_hi = np.empty(value.shape[0] + 1, np.int64)
+    pc_leaf = np.empty(value.shape[0] + 1, np.int64)
+    # unordered slices: leaf of hit h at every value of the coordinate
+    u_leaf = np.empty((T, Cmax), np.int64)
     for c in range(K):
         x = state[c]
         for t in range(T):
@@ -553,14 +572,17 @@ def gibbs(
                 if is_ord:
                     for v in range(C + 1):
                         buf[v] = 0.0
+                    # the trees whose current path tests d (compacted without a branch)
                     for j in range(dim_ptr[d], dim_ptr[d + 1]):
                         t = dim_trees[j]
                         start = np.int64(fd[leaf[t]])
-                        if start < 0:
-                            continue
                         hits[n_hits] = t
                         starts[n_hits] = start
-                        n_hits += 1
+                        n_hits += start >= 0
+                    n_pc = 0
+                    for h in range(n_hits):
+                        start = starts[h]
+                        pc_off[h] = n_pc
                         # slice of tree t along the ordered d, from `start` (inlined
                         # _slice_tree with as_steps): ranges [lo, hi) of x_d per leaf
                         node = start
@@ -591,13 +613,26 @@ def gibbs(
                             val = value[~node]
                             buf[lo] += val
                             buf[hi] -= val
+                            pc_hi[n_pc] = hi
+                            pc_leaf[n_pc] = ~node
+                            n_pc += 1
                             if top == 0:
                                 break
                             top -= 1
                             node = st_node[top]
                             lo = st_lo[top]
                             hi = st_hi[top]
+                    pc_off[n_hits] = n_pc
                     pick = _draw_ordered(buf, C, cdf_q0[d], uniforms[c, s, d], p_start, p_w)
+                    if pick != x[d]:
+                        # the new leaf of each hit tree is the piece holding the pick: no
+                        # second traversal (x changed only along d)
+                        x[d] = pick
+                        for h in range(n_hits):
+                            k = pc_off[h]
+                            while pc_hi[k] <= pick:
+                                k += 1
+                            leaf[hits[h]] = pc_leaf[k]
                 else:
                     for v in range(C):
                         buf[v] = log_q0[d, v]
@@ -624,15 +659,15 @@ def gibbs(
                             st_hi,
                             st_mask,
                             cur,
+                            u_leaf[n_hits],
                         )
                         hits[n_hits] = t
-                        starts[n_hits] = start
                         n_hits += 1
                     pick = _draw_logits(buf, C, uniforms[c, s, d])
-                if pick != x[d]:
-                    x[d] = pick
-                    for h in range(n_hits):
-                        leaf[hits[h]] = _leaf_packed(x, starts[h], nodes, catmask, ordered)
+                    if pick != x[d]:
+                        x[d] = pick
+                        for h in range(n_hits):
+                            leaf[hits[h]] = u_leaf[h, pick]
             for d in range(D):
                 out[c, s, d] = x[d]
 

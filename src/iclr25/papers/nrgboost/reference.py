@@ -89,8 +89,8 @@ def masses_by_masks(
     return inside.astype(float) @ w
 
 
-def tree_value(forest: Forest, t: int, x: np.ndarray) -> float:
-    """Leaf value of tree t at the point x, walking node by node in Python."""
+def tree_leaf(forest: Forest, t: int, x: np.ndarray) -> int:
+    """The leaf (global index) of tree t holding the point x, walking node by node in Python."""
     node = int(forest.roots[t])
     ordered = forest.domain.ordered
     while node >= 0:
@@ -100,7 +100,12 @@ def tree_value(forest: Forest, t: int, x: np.ndarray) -> float:
         else:
             go_left = bool(forest.catmask[forest.thr[node], x[f]])
         node = int(forest.left[node] if go_left else forest.right[node])
-    return float(forest.value[~node])
+    return ~node
+
+
+def tree_value(forest: Forest, t: int, x: np.ndarray) -> float:
+    """Leaf value of tree t at the point x, walking node by node in Python."""
+    return float(forest.value[tree_leaf(forest, t, x)])
 
 
 def forest_sum(forest: Forest, codes: np.ndarray, stop: int | None = None) -> np.ndarray:
@@ -162,3 +167,58 @@ def line_search_dense(P: np.ndarray, Q: np.ndarray, v: np.ndarray, alphas: np.nd
             - np.log(sum(qj * np.exp(a * vj) for qj, vj in zip(q, v)))
         )
     return np.array(out)
+
+
+def gibbs_chains(
+    forest: Forest, log_q0: np.ndarray, cdf_q0: np.ndarray, init: np.ndarray, uniforms: np.ndarray
+) -> np.ndarray:
+    """Systematic-scan Gibbs chains with no incremental bookkeeping: every conditional is
+    built from scratch by evaluating each tree at every value of the coordinate.
+
+    The same floating-point operations in the same order as `kernels.gibbs` (trees in index
+    order, a tree entering only when its value varies along the coordinate; ordered
+    coordinates as difference arrays over the tree's runs of equal leaves, unordered ones as
+    logits), and the same draw from the same uniform (`kernels._draw_ordered`,
+    `kernels._draw_logits`), so the chains must be identical to the kernel's.
+    Shapes: init (K, D), uniforms (K, n_sweeps, D) -> (K, n_sweeps, D) uint8.
+    """
+    from iclr25.papers.nrgboost import kernels as K
+
+    dom = forest.domain
+    n_chains, n_sweeps, D = uniforms.shape
+    cmax = dom.cmax
+    p_start, p_w = np.empty(cmax + 1, np.int64), np.empty(cmax + 1)
+    out = np.empty((n_chains, n_sweeps, D), np.uint8)
+    for c in range(n_chains):
+        x = np.array(init[c], np.uint8)
+        for s in range(n_sweeps):
+            for d in range(D):
+                C = int(dom.cards[d])
+                if C == 1:
+                    continue
+                buf = np.zeros(cmax + 1) if dom.ordered[d] else log_q0[d].copy()
+                for t in range(forest.n_trees):
+                    y = x.copy()
+                    leaves = []
+                    for v in range(C):
+                        y[d] = v
+                        leaves.append(tree_leaf(forest, t, y))
+                    if len(set(leaves)) == 1:  # constant along d: cancels
+                        continue
+                    if dom.ordered[d]:
+                        lo = 0
+                        for v in range(1, C + 1):
+                            if v == C or leaves[v] != leaves[lo]:
+                                buf[lo] += forest.value[leaves[lo]]
+                                buf[v] -= forest.value[leaves[lo]]
+                                lo = v
+                    else:
+                        for v in range(C):
+                            buf[v] += forest.value[leaves[v]]
+                u = float(uniforms[c, s, d])
+                if dom.ordered[d]:
+                    x[d] = K._draw_ordered(buf, C, cdf_q0[d], u, p_start, p_w)
+                else:
+                    x[d] = K._draw_logits(buf, C, u)
+            out[c, s] = x
+    return out

@@ -151,19 +151,18 @@ class Forest:
         return self.feat, self.thr, self.left, self.right, self.catmask, self.domain.ordered
 
     def dims_to_trees(self, stop: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """CSR lists (ptr, trees) of the trees (among the first `stop`) that split on each dim."""
+        """CSR lists (ptr, trees) of the trees (among the first `stop`) that split on each dim:
+        trees[ptr[d]:ptr[d + 1]] are those splitting on d, in increasing order."""
         stop = self.n_trees if stop is None else stop
         D = self.domain.ndim
-        ends = [*self.node_start[1:], self.feat.shape[0]]
-        pairs = sorted(
-            (int(f), t)
-            for t in range(stop)
-            for f in np.unique(self.feat[self.node_start[t] : ends[t]])
-        )
+        n_nodes = self.node_start[stop] if stop < self.n_trees else self.feat.shape[0]
+        sizes = np.diff([*self.node_start[:stop], n_nodes])
+        tree_of_node = np.repeat(np.arange(stop, dtype=np.int64), sizes)
+        # one (dim, tree) pair per tree and dim it splits on, sorted by dim then tree
+        keys = np.unique(self.feat[:n_nodes] * max(stop, 1) + tree_of_node)
         ptr = np.zeros(D + 1, np.int64)
-        for f, _ in pairs:
-            ptr[f + 1] += 1
-        return np.cumsum(ptr), np.array([t for _, t in pairs], np.int64)
+        ptr[1:] = np.cumsum(np.bincount(keys // max(stop, 1), minlength=D))
+        return ptr, keys % max(stop, 1)
 
     def sum(self, codes: np.ndarray, start: int = 0, stop: int | None = None) -> np.ndarray:
         """Sum of the leaf values of trees start..stop-1 at each row. Shapes: (n, D) -> (n,)."""
