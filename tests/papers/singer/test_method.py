@@ -556,3 +556,32 @@ def test_a_user_pde_plugs_in_end_to_end(seed):
     )
     assert sum(curve[-10:]) < 0.5 * sum(curve[:10])
     assert error() < 0.5 * before
+
+
+@pytest.mark.parametrize("schedule", ["constant", "cosine"])
+def test_fit_schedule_sets_each_steps_learning_rate(schedule):
+    """With a constant gradient every Adam step moves a parameter by exactly its step's lr, so
+    the parameter after `steps` steps is minus the sum of the schedule's learning rates."""
+    steps, lr = 7, 0.01
+    p = torch.zeros(1, dtype=torch.float64, requires_grad=True)
+    fit(
+        lambda th, x, s: p.sum(),
+        [p],
+        lambda n: torch.zeros(n, 1),
+        lambda: torch.zeros(1, 1),
+        steps,
+        1,
+        lr,
+        torch.Generator().manual_seed(0),
+        schedule=schedule,
+    )
+    if schedule == "constant":
+        rates = [lr] * steps
+    else:
+        rates = [lr * 0.5 * (1 + math.cos(math.pi * s / steps)) for s in range(steps)]
+    _close(p.detach(), torch.tensor([-sum(rates)], dtype=torch.float64), rtol=1e-6, atol=0)
+
+
+def test_fit_refuses_an_unknown_schedule():
+    with pytest.raises(ValueError, match="schedule='linear' is not allowed: use one of"):
+        fit(None, [], None, None, 3, 2, 0.1, torch.Generator(), schedule="linear")

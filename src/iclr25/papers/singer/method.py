@@ -39,7 +39,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from iclr25.core.checks import check_float, check_int
+from iclr25.core.checks import check_choice, check_float, check_int
 
 # ---------------------------------------------------------------- sub-networks (ansätze)
 
@@ -673,17 +673,23 @@ def fit(
     lr: float,
     generator: torch.Generator,
     log: Callable[[int, float], None] | None = None,
+    schedule: str = "constant",
 ) -> list[float]:
     """Adam on `loss_fn(theta0, x, noise_seed)` over fresh batches; returns the loss curve.
 
     The noise seed of each step is drawn from `generator` (so runs are reproducible).
+    `schedule`: "constant" keeps `lr`; "cosine" decays it as lr · ½(1 + cos(π s / steps)) at
+    step s (from `lr` at the first step towards 0 at the last).
     """
     check_int("steps", steps, 1)
     check_int("batch", batch, 1)
     check_float("lr", lr, 0, None, low_open=True)
+    check_choice("schedule", schedule, ("constant", "cosine"))
     opt = Adam(params, lr=lr)
     curve = []
     for step in range(steps):
+        if schedule == "cosine":
+            opt.lr = lr * 0.5 * (1.0 + math.cos(math.pi * step / steps))
         seed = int(torch.randint(0, 2**31 - 1, (1,), generator=generator))
         loss = loss_fn(sample_theta(batch), sample_x(), seed)
         loss.backward()
