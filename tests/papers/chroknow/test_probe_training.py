@@ -13,6 +13,7 @@ from iclr25.papers.chroknow.training import (
     example_tensors,
     fact_line,
     probe_examples,
+    question_texts,
     reps,
     train_probe_lm,
 )
@@ -100,3 +101,12 @@ def test_probe_training_learns_the_targets():
     assert len(losses) == 4 and losses[-1] < losses[0]
     with pytest.raises(ValueError, match="epochs=0"):
         train_probe_lm(ex, tok, seed=0, epochs=0)
+
+
+def test_question_texts_hold_every_question_and_no_answer():
+    texts = question_texts(BENCH)
+    recs = [*BENCH.pool("General"), *BENCH.split("General", "dynamic")]
+    recs += BENCH.split("General", "static")
+    assert len(texts) == sum(len(record_years(r)) for r in recs)
+    assert all(t.startswith("Q. In ") and t.endswith("[Object]\n") for t in texts)
+    assert "A. " not in "".join(texts)

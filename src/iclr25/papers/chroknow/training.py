@@ -22,7 +22,15 @@ probe's format, the format effect is large by construction: it shows that knowle
 a format unlike the probe's is not elicited, the extreme case of finding (1).
 
 `train_chroknow_lm` trains an `iclr25.core.lm.TinyLM` (core/lm's word-level pre-LN GPT) on the
-documents with the loss on every token.
+documents with the loss on every token. A model so trained answered a bare question right but
+copied the previous exemplar's object after 2-4 exemplars (Known 0).
+
+Probe-shaped training (`probe_examples`, `train_probe_lm`; used by `chroknow.elicitation`)
+replaces the documents: each copy of a fact is one example in the knowledge check's own shape
+(4 pool exemplars of the same relation and year from `method.item_prompts`, then the item's
+question) with the loss on the answer "A. <object>\n" only, so copying an exemplar is a
+training error. With it the structured model recalls its facts (package docstring, "What
+remains" 1: pre-cut-off years correct 0.72-0.94, static items Known 0.88-1.0 on bench seed 100).
 """
 
 from __future__ import annotations
@@ -388,6 +396,20 @@ def probe_examples(
     return out
 
 
+def question_texts(bench: ChroKnowBench, domains: Sequence[str] = ("General",)) -> list[str]:
+    """The knowledge check's question block of every item and pool item of `domains` in every
+    year (no answers): texts whose words a tokenizer should know."""
+    recs = [
+        r
+        for d in domains
+        for r in [
+            *bench.fewshot.get(d, ()),
+            *(x for s in ("dynamic", "static") for x in bench.items.get((d, s), ())),
+        ]
+    ]
+    return [_generation_block(r, y) for r in recs for y in record_years(r)]
+
+
 def _shot_records(record, year, pool, blocks: Sequence[str]) -> list[dict[str, Any]]:
     """The pool records behind a prompt's exemplar blocks, in order."""
     by_block = {_generation_block(s, year): s for s in _pool_for(record, year, pool)}
@@ -508,6 +530,7 @@ __all__ = [
     "example_tensors",
     "fact_line",
     "probe_examples",
+    "question_texts",
     "reps",
     "train_chroknow_lm",
     "train_probe_lm",
