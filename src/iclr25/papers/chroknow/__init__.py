@@ -29,51 +29,68 @@ them); `data.real_facts()`, 24 hand-written public facts (officeholders and CEOs
 2015-2023; CC0, `assets/README.md`); `training`, the training corpus (General facts as
 structured triples or as prose sentences, Legal as filled-in prose, copies falling linearly to
 1 at the cut-off and none after it, the pool's items in the probe and ChroKnowPrompt formats)
-and `train_chroknow_lm` (core/lm's `train_tiny_lm`, loss on every token);
+and `train_chroknow_lm` (core/lm's `train_tiny_lm`, loss on every token); probe-shaped
+examples (`probe_examples`) and `train_probe_lm` (the loss on each example's answer only);
+`tune.py`, the training grid on a bench seed disjoint from the claim seeds;
 `experiments/elicitation.py` and `experiments/prompting.py` (config, presets, claims, metric
 glossary, `run`; smoke presets run in about 2 s).
 
 What remains (issue 24), exactly:
 
-1. Make the tiny LM recall the facts under the knowledge-check prompt. Measured on bench
-   seed 100 (disjoint from the claim seeds 0-9), d_model 64, 2 layers, lr 3e-3, batch 32, 4
-   pool items per relation, all at load average 7-16 on 2 cores (other sessions' jobs):
-   (a) "triple" lines, documents of 3 shuffled lines, 100 timeline documents, 40 epochs,
-   2016-2023: loss 0.34/token, every probe incorrect (Known 0, Unknown 1); 9 pool items per
-   relation as bridges: the same. (b) "structured" (probe Q/A lines), 3-4 lines per document:
-   the model answers a bare query right ("A. Fandrar") but not as the 5th line of a probe.
-   (c) now, 2018-2023, cut-off 2021, 8 items per state, pool_per_key 2, documents of 6
-   lines packed by relation and year (`pack="probe"`), no timeline documents, 150 epochs
-   (129 s structured, 104 s prose at load 7-9; final loss 0.23 and 0.16): structured
-   dynamic Known 0 / Partial known 0.38 / Cut-off 0.12 / Unknown 0.50, static 0 / 0.25 /
-   0.12 / 0.62; prose Unknown 1.0 for both. On one static item the structured model answers
-   right with 0 or 1 exemplar before the query, copies the previous exemplar's object with
-   2, and emits an empty line with 3-4. Suspected cause: `pack="probe"` puts the repeated
-   copies of one fact (and the pool's two identical lines in the structured arm) in the
-   same document, which teaches copying, and few documents teach a fixed document shape.
-   (d) `pack="probe"` now groups by year only and puts each copy of a line in a different
-   document (no line twice in one); same settings, 150 epochs (116 s, loss 0.21): structured
-   dynamic Known 0 / Partial 0.12 / Cut-off 0.12 / Unknown 0.75, static 0 / 0.38 / 0.12 /
-   0.50; the static item above still gets the previous exemplar's object ("A. Senbal").
-   In-context copying of the exemplars' objects, not document shape, is what remains.
-   Next: train with the probe's own exemplars (4 pool items of the same relation and year,
-   then an item: the exact prompt shape) with the loss on the answers only, so copying an
-   exemplar is penalised; or documents of random length 1-6; then choose the size on seeds
-   disjoint from the claim seeds (grids of equal size per format, committed).
-2. Size the quick (<= 60 s for 3 seeds at --jobs 2) and full (<= 30 min, >= 10 seeds) presets
-   of elicitation and prompting once 1. works (the quick presets now train 150 epochs, about
-   2 minutes per model at load 7-9: too slow for quick; elicitation trains two models per
-   seed), run them and write each claim's `expect` from what they give (the
-   claims have no `expect` yet: they are NOT measured).
+1. Recall. DONE for the structured arm by probe-shaped training (`training.probe_examples`,
+   `training.train_probe_lm`: each copy of a fact is the check's own prompt, 4 pool exemplars
+   of the same relation and year then the item's question, with the loss on "A. <object>\n"
+   only; `experiments/elicitation.py` uses it). Earlier document training (loss on every token,
+   `build_corpus` + `train_chroknow_lm`) gave Known 0 in every try: the model copied the
+   previous exemplar's object or emitted an empty line. Measured on bench seed 100 (disjoint
+   from the claim seeds 0-9), d_model 64, 2 layers, 2018-2023, cut-off 2021, check with n_sets
+   2-3; times are wall seconds at nice 19 on 2 cores shared with other sessions, load average
+   in brackets:
+   (a) 16 items per state, max_reps 6 (480 examples), batch 32, 40 epochs, lr 3e-3: train
+       240 s, check 23 s [7.9]; loss 0.028; dynamic Known 0.19 / Partial known 0.12 / Cut-off
+       0.69 / Unknown 0 (pre-cut-off years correct 0.94, post 0.19); static Known 1.0.
+   (b) 8 items, max_reps 4 (160 examples), batch 32, 30 epochs (150 steps): 57 s [7.7], loss
+       0.32, dynamic years not learnt (pre correct 0.09), static Known 1.0. The same with
+       1 exemplar per training example (checked with 4): 20 s, loss 0.48, static Known 0.12, so
+       fewer exemplars in training breaks recall; lr 1e-2, 15 epochs: loss 0.88, static 0.5.
+   (c) 8 items, max_reps 4, batch 8, 30 epochs (600 steps), lr 3e-3 (the quick preset's
+       training now): train 39.5 s, check 4.9 s [5.8]; loss 0.059; dynamic Known 0 / Partial
+       0.12 / Cut-off 0.88 / Unknown 0 (pre correct 0.72, post 0.06); static Known 0.88 /
+       Partial 0.12. Batch 8 with 15 epochs and lr 6e-3: 15 s, loss 0.32, dynamic pre 0.12,
+       static Known 1.0; batch 8, 20 epochs, d_model 32: 22 s, loss 0.35, dynamic pre 0.22.
+   (d) prose arm, 8 items, max_reps 4, batch 32, 30 epochs: 28.8 s [7.3], loss 0.29, Unknown
+       1.0 on both states. The prose arm is never asked in the probe's format and its
+       sentences put the object before the subject, so its Unknown is by construction (the
+       extreme case of finding 1); a fairer prose arm (subject first, or pool items in both
+       formats as bridges) is not built.
+   Static Known > dynamic Known and a Cut-off mass after 2021 come out of (a) and (c) as the
+   paper describes (post-cut-off years are never trained; dynamic items that change after
+   2021 become Cut-off).
+   Still to do: the training grid `tune.py` (lr x 3 per format at the quick sizes, same grid
+   for both arms; `python -m iclr25.papers.chroknow.tune`) ran one point (structured lr 1.5e-3:
+   Known 0.56 over both states, loss 0.17) before the machine was saturated by nice-0 jobs;
+   run it to the end, commit its output in `GRID_RESULT` and set each arm's lr from it.
+2. Presets. elicitation quick = 8 items per state, max_reps 4, batch 8, 30 epochs, n_sets 3;
+   full = 16 items, n_sets 5. Not timed as presets: (c)+(d) suggest about 75 s per seed at
+   load ~6 (structured ~40 s, prose ~20-30 s, checks ~10-15 s), i.e. an idle machine has to be
+   3-4x faster for quick (3 seeds, --jobs 2) to fit 60 s. Time it on an idle machine
+   (`--jobs 1`, halve); if too slow, cut max_reps to 3 or n_sets to 2 at quick. The new smoke
+   (2 items, max_reps 1, 1 epoch, d_model 8) passed its test but was not timed idle. Then run
+   quick and full and write each claim's `expect` from what they give (NOT measured yet).
+   `experiments/prompting.py` still trains on documents (`build_corpus`, loss on every token)
+   and so still has Known 0: move it to probe-shaped training, with ChroKnowPrompt-format
+   examples of the pool's items (loss on the answer only) so the model knows that format, and
+   keep the control prompt; then size and run it the same way.
 3. `experiments/templates.py`: generation vs MCQA vs TF, debiased and `debias=False`, with
-   constant always-"(d)" / always-"true" responders beside the tiny LM (the corpus then needs
-   MCQA/TF exemplars of the pool's items).
+   constant always-"(d)" / always-"true" responders beside the tiny LM (the training then
+   needs MCQA/TF examples of the pool's items).
 4. The SmolLM2 observation on `real_facts()` through hf (optional; offline only).
 5. Registration: `PAPER` card here, the `PAPERS` row ("chroknow", experiments
    ("elicitation", "prompting", "templates"), extras ("chroknow",)), docs/papers/chroknow.md
    per the template (synthetic and scaled-down parts; the differences from
    dmis-lab/ChroKnowledge: every `# DEVIATION:` in data.py, method.py, training.py and the
-   experiments), full results from a clean clone.
+   experiments, including probe-shaped training with the answer-only loss), full results from
+   a clean clone.
 
 Needs the `chroknow` extra (rapidfuzz).
 """

@@ -22,20 +22,32 @@ probe's format, the format effect is large by construction: it shows that knowle
 a format unlike the probe's is not elicited, the extreme case of finding (1).
 
 `train_chroknow_lm` trains an `iclr25.core.lm.TinyLM` (core/lm's word-level pre-LN GPT) on the
-documents with the loss on every token.
+documents with the loss on every token. A model so trained answered a bare question right but
+copied the previous exemplar's object after 2-4 exemplars (Known 0).
+
+Probe-shaped training (`probe_examples`, `train_probe_lm`; used by `chroknow.elicitation`)
+replaces the documents: each copy of a fact is one example in the knowledge check's own shape
+(4 pool exemplars of the same relation and year from `method.item_prompts`, then the item's
+question) with the loss on the answer "A. <object>\n" only, so copying an exemplar is a
+training error. With it the structured model recalls its facts (package docstring, "What
+remains" 1: pre-cut-off years correct 0.72-0.94, static items Known 0.88-1.0 on bench seed 100).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import torch
+from torch.nn import functional as F
 
 from iclr25.core.checks import check_choice, check_float, check_int
-from iclr25.core.lm.tiny import TinyLM, train_tiny_lm
-from iclr25.core.lm.tokenizer import WordTokenizer
+from iclr25.core.lm.tiny import TinyLM, TinyTransformer, train_tiny_lm
+from iclr25.core.lm.tokenizer import BOS, PAD, WordTokenizer
+from iclr25.core.seeding import torch_seed
 from iclr25.papers.chroknow.data import BLANK, ChroKnowBench, first_object, record_years
 from iclr25.papers.chroknow.method import (
     SYSTEM_CANDIDATE,
@@ -43,8 +55,10 @@ from iclr25.papers.chroknow.method import (
     _distractors,
     _generation_block,
     _key_of,
+    _pool_for,
     chrono_shot,
     chrono_text,
+    item_prompts,
 )
 
 # DEVIATION: the paper evaluates pretrained LLMs whose training data it cannot see; here a
@@ -294,13 +308,230 @@ def train_chroknow_lm(
     )
 
 
+# ---------------------------------------------------------------- probe-shaped training
+
+
+@dataclass(frozen=True)
+class Example:
+    """One probe-shaped training example: the loss counts on `target`'s tokens only.
+
+    Attributes:
+        context: What precedes the answer (exemplars, then the item's question or nothing).
+        target: The tokens the loss is on ("A. <object>\n" in the structured format; the
+            item's prose sentence and a newline in the prose format).
+        key: (relation or question type, year, subject or question) of the fact.
+    """
+
+    context: str
+    target: str
+    key: tuple[str, int, str]
+
+
+# DEVIATION: the paper's models saw the facts in pretraining text of unknown shape; here each
+# fact is a training example in the knowledge check's own prompt shape (4 pool exemplars of the
+# same relation and year, then the item), with the loss on the item's answer only. With the
+# loss on every token of documents of fact lines, the tiny LM answered a bare question right
+# but copied the previous exemplar's object (or gave an empty line) after 2-4 exemplars (package
+# docstring, "What remains"); the answer-only loss makes copying an exemplar a training error.
+def probe_examples(
+    bench: ChroKnowBench,
+    fmt: str,
+    rng: np.random.Generator,
+    *,
+    domains: Sequence[str] = ("General",),
+    max_reps: int = 4,
+    n_shots: int = 4,
+) -> list[Example]:
+    """The facts of `bench` up to its cut-off as probe-shaped examples, `reps(year)` copies of
+    each (item, year), each copy with its own exemplar draw.
+
+    - "structured": context = a generation prompt of `method.item_prompts` (its last
+      `n_shots` exemplars of the same relation and year from the pool, then the item's
+      question "Q. In t, s, r, [Object]\n"); target = "A. <first gold object>\n".
+    - "prose" (and "triple"): context = the same exemplars as `fact_line(.., fmt)` sentences,
+      each followed by a blank line; target = the item's sentence and a newline.
+
+    Args:
+        bench: The benchmark (its cut-off bounds the years).
+        fmt: "structured", "prose" or "triple".
+        rng: Random stream of the exemplar draws.
+        domains: Time-variant domains whose items are written (each needs >= 4 pool exemplars
+            per relation and year).
+        max_reps: Copies of a first-year fact (falling linearly to 1 at the cut-off).
+        n_shots: Exemplars before the item, 0-4 (the check uses 4).
+
+    Returns:
+        The examples, in item, year, copy order.
+    """
+    fmt = check_choice("fmt", fmt, (*FORMATS, "triple"))
+    max_reps = check_int("max_reps", max_reps, 1)
+    n_shots = check_int("n_shots", n_shots, 0, 4)
+    if bench.cutoff is None:
+        raise ValueError("bench.cutoff is None: the examples need a training cut-off year")
+    first, cutoff = bench.years[0], bench.cutoff
+    out: list[Example] = []
+    for domain in domains:
+        pool = bench.pool(domain)
+        for state in ("dynamic", "static"):
+            for rec in bench.items.get((domain, state), ()):
+                prompts = None
+                for y in record_years(rec):
+                    k = reps(y, first, cutoff, max_reps)
+                    if k == 0:
+                        continue
+                    if prompts is None:
+                        prompts = item_prompts(rec, domain, pool, rng, n_sets=max_reps)
+                    key = (_key_of(rec), y, str(rec.get("subject", rec.get("question"))))
+                    for p in prompts[y][:k]:
+                        blocks = p.text.split("\n\n")  # 4 exemplars, then the question
+                        if fmt == "structured":
+                            ctx = "\n\n".join(blocks[len(blocks) - 1 - n_shots :])
+                            out.append(Example(ctx, f"A. {first_object(rec, y)}\n", key))
+                            continue
+                        shots = _shot_records(rec, y, pool, blocks[: len(blocks) - 1])
+                        ctx = "".join(
+                            fact_line(s, y, fmt) + "\n\n" for s in shots[len(shots) - n_shots :]
+                        )
+                        out.append(Example(ctx, fact_line(rec, y, fmt) + "\n", key))
+    return out
+
+
+def question_texts(bench: ChroKnowBench, domains: Sequence[str] = ("General",)) -> list[str]:
+    """The knowledge check's question block of every item and pool item of `domains` in every
+    year (no answers): texts whose words a tokenizer should know."""
+    recs = [
+        r
+        for d in domains
+        for r in [
+            *bench.fewshot.get(d, ()),
+            *(x for s in ("dynamic", "static") for x in bench.items.get((d, s), ())),
+        ]
+    ]
+    return [_generation_block(r, y) for r in recs for y in record_years(r)]
+
+
+def _shot_records(record, year, pool, blocks: Sequence[str]) -> list[dict[str, Any]]:
+    """The pool records behind a prompt's exemplar blocks, in order."""
+    by_block = {_generation_block(s, year): s for s in _pool_for(record, year, pool)}
+    return [by_block[b.rsplit("A. ", 1)[0]] for b in blocks]
+
+
+def example_tensors(
+    examples: Sequence[Example], tokenizer: WordTokenizer
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Left-padded ids, attention mask and targets of the examples.
+
+    Shapes: ids (N, T) long (`<bos>`, context, target), mask (N, T) bool (False = padding),
+    targets (N, T) long: targets[:, t] is ids[:, t + 1] where that token is one of the
+    example's target tokens, else -100 (ignored by the loss).
+    """
+    if not examples:
+        raise ValueError("examples is empty: pass at least one Example")
+    seqs, n_tgt = [], []
+    for ex in examples:
+        tgt = tokenizer.encode(ex.target)
+        if not tgt:
+            raise ValueError(f"example target {ex.target!r} has no tokens")
+        seqs.append([BOS, *tokenizer.encode(ex.context), *tgt])
+        n_tgt.append(len(tgt))
+    T = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), T), PAD, dtype=torch.long)
+    mask = torch.zeros((len(seqs), T), dtype=torch.bool)
+    targets = torch.full((len(seqs), T), -100, dtype=torch.long)
+    for i, (s, k) in enumerate(zip(seqs, n_tgt)):
+        ids[i, T - len(s) :] = torch.as_tensor(s)
+        mask[i, T - len(s) :] = True
+        targets[i, T - k - 1 : T - 1] = torch.as_tensor(s[len(s) - k :])
+    return ids, mask, targets
+
+
+def train_probe_lm(
+    examples: Sequence[Example],
+    tokenizer: WordTokenizer,
+    *,
+    seed: int,
+    d_model: int = 64,
+    n_layers: int = 2,
+    n_heads: int = 4,
+    epochs: int = 20,
+    batch_size: int = 32,
+    lr: float = 3e-3,
+    max_len: int = 128,
+    name: str = "chroknow",
+    log: Callable[[int, float], None] | None = None,
+) -> TinyLM:
+    """Train core/lm's tiny GPT on probe-shaped examples with the loss on their targets only
+    (AdamW, cosine decay; core's `train_tiny_lm` can only mask a prefix with `<eos>` after it).
+
+    Args:
+        examples: From `probe_examples`.
+        tokenizer: The vocabulary (`build_tokenizer`).
+        seed: Initialisation and shuffling seed.
+        d_model, n_layers, n_heads, max_len: Model sizes.
+        epochs, batch_size, lr: Optimisation.
+        name: The model's name.
+        log: Called as `log(epoch, mean loss per target token)`.
+
+    Returns:
+        The trained `TinyLM`.
+    """
+    check_int("seed", seed, 0)
+    epochs = check_int("epochs", epochs, 1)
+    batch_size = check_int("batch_size", batch_size, 1)
+    lr = check_float("lr", lr, 0.0, None, low_open=True)
+    ids, mask, targets = example_tensors(examples, tokenizer)
+    with torch_seed(seed):
+        model = TinyTransformer(
+            vocab_size=len(tokenizer),
+            d_model=d_model,
+            n_layers=n_layers,
+            n_heads=n_heads,
+            max_len=max_len,
+        )
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
+    n = ids.shape[0]
+    steps = epochs * math.ceil(n / batch_size)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: 0.5 * (1 + math.cos(math.pi * min(s, steps) / steps))
+    )
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 24]))
+    model.train()
+    for epoch in range(epochs):
+        order = torch.as_tensor(rng.permutation(n))
+        total, count = 0.0, 0
+        for i in range(0, n, batch_size):
+            b = order[i : i + batch_size]
+            width = int(mask[b].sum(1).max())
+            logits = model(ids[b, -width:], mask[b, -width:])
+            tg = targets[b, -width:]
+            loss = F.cross_entropy(
+                logits.reshape(-1, logits.shape[-1]), tg.reshape(-1), reduction="sum"
+            )
+            k = int((tg != -100).sum())
+            opt.zero_grad(set_to_none=True)
+            (loss / k).backward()
+            opt.step()
+            sched.step()
+            total += float(loss.detach())
+            count += k
+        if log is not None:
+            log(epoch + 1, total / count)
+    model.eval()
+    return TinyLM(model, tokenizer, name=name)
+
+
 __all__ = [
     "FORMATS",
     "PROSE",
     "Corpus",
+    "Example",
     "build_corpus",
     "build_tokenizer",
+    "example_tensors",
     "fact_line",
+    "probe_examples",
+    "question_texts",
     "reps",
     "train_chroknow_lm",
+    "train_probe_lm",
 ]

@@ -5,6 +5,12 @@ format, categorised by the ChroKnowledge knowledge check under identical templat
 Finding (1) of the abstract is about the *training* format; finding (2) about partial recall
 and cut-offs. The facts are fictional (`data.make_bench`), so the model knows exactly what it
 was shown; no claim is made about real LLMs (the `lm` backends run the same check on one).
+
+Both arms train on probe-shaped examples (`training.probe_examples`, `train_probe_lm`): the same
+facts, copies and exemplar draws, the loss on the item's statement only; the structured arm's
+statement is the check's own "A. <object>" answer after its question, the prose arm's a
+sentence with the object first after prose exemplars. The prose arm is therefore never asked
+its facts in the probe's format: a format gap by construction (the extreme case of finding 1).
 """
 
 from __future__ import annotations
@@ -20,7 +26,13 @@ from iclr25.core.context import RunContext
 from iclr25.core.experiment import Experiment, Metric
 from iclr25.papers.chroknow.data import make_bench
 from iclr25.papers.chroknow.method import knowledge_check, summarize
-from iclr25.papers.chroknow.training import FORMATS, build_corpus, train_chroknow_lm
+from iclr25.papers.chroknow.training import (
+    FORMATS,
+    build_tokenizer,
+    probe_examples,
+    question_texts,
+    train_probe_lm,
+)
 
 
 @configclass
@@ -35,18 +47,16 @@ class ElicitationConfig:
     """Last snapshot year."""
     cutoff: Annotated[int, Range(1900, 2100)] = 2021
     """Training cut-off: no fact after it is in the corpus."""
-    max_reps: Annotated[int, Range(1, None)] = 6
+    max_reps: Annotated[int, Range(1, None)] = 4
     """Copies of a first-year fact (falling linearly to 1 at the cut-off)."""
-    n_timeline: Annotated[int, Range(0, None)] = 0
-    pool_per_key: Annotated[int, Range(1, 9)] = 2
-    """Few-shot pool items per relation written as fact lines (the pool has 4)."""
-    """ChroKnowPrompt-format documents over the few-shot pool's items."""
     d_model: Annotated[int, Range(8, None)] = 64
     """Width of the tiny transformer."""
     n_layers: Annotated[int, Range(1, None)] = 2
     """Blocks of the tiny transformer."""
-    epochs: Annotated[int, Range(1, None)] = 150
+    epochs: Annotated[int, Range(1, None)] = 30
     """Training epochs (the same for both formats)."""
+    batch_size: Annotated[int, Range(1, None)] = 8
+    """Examples per optimiser step."""
     lr: Annotated[float, Range(0, None, low_open=True)] = 3e-3
     """Peak AdamW learning rate (cosine decay)."""
     n_sets: Annotated[int, Range(1, None)] = 3
@@ -78,19 +88,20 @@ PRESETS = {
         first_year=2018,
         last_year=2022,
         cutoff=2021,
-        n_timeline=4,
         d_model=8,
+        max_reps=1,
         epochs=1,
         n_sets=1,
         max_new_tokens=3,
     ),
-    "quick": ElicitationConfig(),
-    "full": ElicitationConfig(n_items=32, n_sets=5),
+    "quick": ElicitationConfig(n_items=8),
+    "full": ElicitationConfig(n_items=16, n_sets=5),
 }
 
-# NOT YET MEASURED: the claims carry no expected verdicts yet (the quick and full presets were
-# not run to the end in the first helper's time box; see the package docstring's "What
-# remains"). The experiment is not registered until they are measured and written here.
+# NOT YET MEASURED: the claims carry no expected verdicts yet (the quick and full presets have
+# not been run with probe-shaped training; the training grid `tune.py` is not finished; see the
+# package docstring's "What remains"). The experiment is not registered until they are
+# measured and written here.
 
 CLAIMS = (
     Claim(
@@ -140,7 +151,7 @@ METRICS = (
         "share of item-years in a year category (correct, partial 1/2, "
         "incorrect); _pre/_post: years up to / after the cut-off",
     ),
-    Metric("*/train_loss", "lower", "final mean training loss per token"),
+    Metric("*/train_loss", "lower", "final mean training loss per answer (target) token"),
 )
 
 
@@ -158,23 +169,26 @@ def run(cfg: ElicitationConfig, ctx: RunContext) -> dict[str, float]:
     out: dict[str, float] = {}
     lm_seed = int(ctx.rngs.child("lm").np.integers(2**31))
     for fmt in FORMATS:
-        corpus = build_corpus(
+        examples = probe_examples(
             bench,
             fmt,
             np.random.default_rng(np.random.SeedSequence([lm_seed, 1])),
-            domains=("General",),
             max_reps=cfg.max_reps,
-            lines_per_doc=6,
-            n_timeline=cfg.n_timeline,
-            pool_per_key=cfg.pool_per_key,
+        )
+        # the check's question words join both vocabularies (the prose arm never trains on
+        # "Q." or "[Object]", but their ids exist, as in a real tokenizer)
+        tok = build_tokenizer(
+            [e.context + e.target for e in examples], question_texts(bench, ("General",))
         )
         losses: list[float] = []
-        lm = train_chroknow_lm(
-            corpus,
+        lm = train_probe_lm(
+            examples,
+            tok,
             seed=lm_seed,
             d_model=cfg.d_model,
             n_layers=cfg.n_layers,
             epochs=cfg.epochs,
+            batch_size=cfg.batch_size,
             lr=cfg.lr,
             name=f"chroknow-{fmt}",
             log=lambda e, loss, fmt=fmt, losses=losses: (
