@@ -9,6 +9,7 @@ import pytest
 from iclr25.core.context import RunContext
 from iclr25.core.testing import needs
 from iclr25.papers.unlearn_eval import tuning
+from iclr25.papers.unlearn_eval.method import METHODS
 
 pytestmark = needs("transformers", "tokenizers")
 
@@ -44,18 +45,23 @@ def test_compare_calibrated_meets_the_target(setup):
         CompareSpec(tau=0)
 
 
-def test_tuning_grids_are_equal_and_the_choice_is_the_table_argmin():
-    sizes = {len(v) for v in tuning.GRID.values()}
-    assert len(sizes) == 1 and set(tuning.GRID) == set(tuning.TUNING_TABLE)
+def test_tuning_grids_are_equal_complete_and_the_choice_is_the_table_argmin():
+    grids = set(tuning.GRID.values())
+    assert len(grids) == 1 and set(tuning.GRID) == set(tuning.TUNING_TABLE) == set(METHODS)
     assert not set(tuning.TUNING_SEEDS) & set(tuning.CLAIM_SEEDS)
-    filled = {
-        m: d for m, d in tuning.TUNING_TABLE.items() if all(v is not None for v in d.values())
-    }
-    assert tuning.choose(filled) == {m: tuning.TUNED_LRS[m] for m in filled}
+    # every grid point is scored (the committed table is the whole grid, no stale extra point)
+    assert tuning.missing(tuning.TUNING_TABLE) == []
+    assert all(set(tuning.TUNING_TABLE[m]) == set(tuning.GRID[m]) for m in METHODS)
+    assert tuning.choose(tuning.TUNING_TABLE) == tuning.TUNED_LRS
     assert tuning.choose({"ga": {1e-3: 0.2, 3e-4: 0.2, 3e-3: 0.1}}) == {"ga": 3e-3}
     assert tuning.choose({"ga": {1e-3: 0.2, 3e-4: 0.2}}) == {"ga": 3e-4}  # ties: smaller lr
+    assert tuning.missing({"ga": {1e-4: 0.1, 3e-4: None}}, {"ga": (1e-4, 3e-4, 1e-3)}) == [
+        ("ga", 3e-4),
+        ("ga", 1e-3),
+    ]
     with pytest.raises(ValueError, match="disjoint"):
         tuning.evaluate_grid((0, 100))
+    assert tuning.evaluate_grid(tuning.TUNING_SEEDS, []) == {}
 
 
 @pytest.mark.parametrize("name", ["robustness", "calibration"])

@@ -27,18 +27,18 @@ Public API (torch models with a Hugging Face interface, no runner needed):
 
 What remains (issue 29):
 
-- both quick presets timed on an idle machine (their quick expectations are measured: about
-  25 s of CPU per seed on a loaded machine); rerun `calibration` quick after the widened tuning
-  and update its expectations;
-- the tuning grids widened where the optimum sits on an edge (GA and NPO chose the lowest
-  learning rate 3e-4, KL, PO and RMU the highest 3e-3; only GD is interior): add 1e-4 (and
-  1e-2) to every method's grid, equal sizes, rerun `python -m iclr25.papers.unlearn_eval.tuning`
-  and paste its table;
-- the full presets run (>= 5 seeds) and their expectations from the run (now placeholders);
-  unmeasured estimate 4-5 min of CPU per seed each (two architectures, 1,000 items), so about
-  12 min per experiment at --jobs 2: time one full seed first;
-- the PAPER card's registration (the row in `iclr25.papers.PAPERS`) and docs/papers/unlearn_eval.md
-  filled from the results (a draft exists).
+- done: the tuning grids widened to five learning rates for every method (1e-4 .. 1e-2, seeds
+  100-101); every optimum is interior and the choice is unchanged (GA 3e-4, GD 1e-3, KL 3e-3,
+  PO 3e-3, NPO 3e-4, RMU 3e-3); `calibration` quick rerun with it (identical numbers, its
+  expectations kept with that reason). `robustness` does not use the tuned rates;
+- time one full seed of `robustness` as now scaled down (48 models per seed: lrs 3e-4 and
+  3e-3, checkpoints at 12 and 24 steps; estimated from a partial run at about 10 min of CPU per
+  seed) and of `calibration` (GPT-2-style half measured: about 3.4 min of CPU; the whole seed
+  estimated at about 7 min), on an idle machine, with `--jobs 1 --threads 1`; shrink further
+  if 5 seeds would exceed 30 min at `--jobs 2`;
+- run both full presets (5 seeds) and set their expectations from the runs (now placeholders);
+- register the paper (the row in `iclr25.papers.PAPERS`) and fill docs/papers/unlearn_eval.md
+  from the results (its Status lists what is measured).
 """
 
 from iclr25.core.experiment import PaperInfo
