@@ -154,7 +154,18 @@ def test_seed_limits_are_checked_without_building_the_list():
     ],
 )
 def test_hostile_override_values_are_usage_errors(fake, tmp_path, capsys, override, needle):
-    out = tmp_path / "out"
+    # Python's default recursion limit: a module imported earlier in the same worker (torch's
+    # compiler) may raise it, and then 5000 nested minus signs parse instead of raising
+    # RecursionError (the value is still refused, by the type check)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)
+    try:
+        _check_hostile_override(tmp_path / "out", override, needle, capsys)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def _check_hostile_override(out, override, needle, capsys):
     with pytest.raises(UsageError, match=needle):
         run_experiment("fake.promise", "quick", seeds="0", overrides=[override], out=out)
     assert main(["run", "fake.promise", override, "--seeds", "0", "--out", str(out)]) == 2

@@ -45,6 +45,7 @@ import torch
 from torch.nn import functional as F
 
 from iclr25.core.checks import check_choice, check_float, check_int
+from iclr25.core.config import check
 from iclr25.core.lm.tiny import TinyLM, TinyTransformer, train_tiny_lm
 from iclr25.core.lm.tokenizer import BOS, PAD, WordTokenizer
 from iclr25.core.seeding import torch_seed
@@ -81,6 +82,24 @@ PROSE = {
     "officeholder": "In {t}, {o} held the office of {s} .",
 }
 _PROSE_GENERIC = "In {t}, {o} was the {r} of {s} ."
+
+
+def check_timeline_config(cfg: Any) -> None:
+    """The checks both experiments' configs share: at least five years, a cut-off inside them
+    (before the last year, so that a post-cut-off year exists) and a model width for 4 heads."""
+    check(
+        cfg.first_year + 4 <= cfg.last_year,
+        "last_year",
+        cfg.last_year,
+        f"at least first_year + 4 = {cfg.first_year + 4}",
+    )
+    check(
+        cfg.first_year <= cfg.cutoff < cfg.last_year,
+        "cutoff",
+        cfg.cutoff,
+        f"in [first_year, last_year) = [{cfg.first_year}, {cfg.last_year})",
+    )
+    check(cfg.d_model % 4 == 0, "d_model", cfg.d_model, "a multiple of 4 (4 heads)")
 
 
 def fact_line(record: dict[str, Any], year: int, fmt: str) -> str:

@@ -21,7 +21,7 @@ import numpy as np
 
 from iclr25.core.checks import Range
 from iclr25.core.claims import Claim
-from iclr25.core.config import check, configclass
+from iclr25.core.config import configclass
 from iclr25.core.context import RunContext
 from iclr25.core.experiment import Experiment, Metric
 from iclr25.papers.chroknow.data import make_bench
@@ -29,6 +29,7 @@ from iclr25.papers.chroknow.method import knowledge_check, summarize
 from iclr25.papers.chroknow.training import (
     FORMATS,
     build_tokenizer,
+    check_timeline_config,
     probe_examples,
     question_texts,
     train_probe_lm,
@@ -65,19 +66,7 @@ class ElicitationConfig:
     """New-token limit of the check (official: 50; every fictional answer is shorter)."""
 
     def __post_init__(self) -> None:
-        check(
-            self.first_year + 4 <= self.last_year,
-            "last_year",
-            self.last_year,
-            f"at least first_year + 4 = {self.first_year + 4}",
-        )
-        check(
-            self.first_year <= self.cutoff < self.last_year,
-            "cutoff",
-            self.cutoff,
-            f"in [first_year, last_year) = [{self.first_year}, {self.last_year})",
-        )
-        check(self.d_model % 4 == 0, "d_model", self.d_model, "a multiple of 4 (4 heads)")
+        check_timeline_config(self)
 
 
 # DEVIATION: n_sets 3 in the quick preset (official 5; full uses 5) and a new-token limit of

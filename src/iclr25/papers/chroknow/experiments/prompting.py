@@ -16,12 +16,16 @@ import numpy as np
 
 from iclr25.core.checks import Range
 from iclr25.core.claims import Claim
-from iclr25.core.config import check, configclass
+from iclr25.core.config import configclass
 from iclr25.core.context import RunContext
 from iclr25.core.experiment import Experiment, Metric
 from iclr25.papers.chroknow.data import make_bench
 from iclr25.papers.chroknow.method import knowledge_check, run_chroknow_prompt
-from iclr25.papers.chroknow.training import build_corpus, train_chroknow_lm
+from iclr25.papers.chroknow.training import (
+    build_corpus,
+    check_timeline_config,
+    train_chroknow_lm,
+)
 
 SPLITS = (("General", "dynamic"), ("General", "static"), ("Legal", "dynamic"), ("Legal", "static"))
 
@@ -62,19 +66,7 @@ class PromptingConfig:
     """prev_span = next_span (official: 3)."""
 
     def __post_init__(self) -> None:
-        check(
-            self.first_year + 4 <= self.last_year,
-            "last_year",
-            self.last_year,
-            f"at least first_year + 4 = {self.first_year + 4}",
-        )
-        check(
-            self.first_year <= self.cutoff < self.last_year,
-            "cutoff",
-            self.cutoff,
-            f"in [first_year, last_year) = [{self.first_year}, {self.last_year})",
-        )
-        check(self.d_model % 4 == 0, "d_model", self.d_model, "a multiple of 4 (4 heads)")
+        check_timeline_config(self)
 
 
 # DEVIATION: the default keeps every item (fraction 1.0) instead of the official 10 %
