@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from iclr25.core.lm import LanguageModel, LMConfig, WhiteBoxLM, load_lm
-from iclr25.core.lm.tiny import TinyLM, train_tiny_lm
-from iclr25.core.lm.tokenizer import WordTokenizer
+from iclr25.core.lm.tiny import TinyLM, fit_tiny_lm, train_tiny_lm
+from iclr25.core.lm.tokenizer import BOS, WordTokenizer
 
 
 @pytest.fixture(scope="module")
@@ -135,3 +135,26 @@ def test_training_is_seeded():
     m2 = train_tiny_lm(ex, tok, d_model=8, n_heads=2, epochs=2, seed=3)
     for a, b in zip(m1.model.parameters(), m2.model.parameters()):
         assert torch.equal(a, b)
+
+
+def test_fit_tiny_lm_counts_only_the_targets_it_is_given():
+    """The same sequences with and without "c" among the targets: only the model whose loss
+    counts it learns "c" after "a b"; both learn "b" after "a"."""
+    tok = WordTokenizer(["a", "b", "c"])
+    a, b, c = (tok.encode(w)[0] for w in "abc")
+    ids = torch.tensor([[BOS, a, b, c]] * 16)
+    mask = torch.ones_like(ids, dtype=torch.bool)
+    p_c = []
+    for count_c in (False, True):
+        targets = torch.full_like(ids, -100)
+        targets[:, 1] = b
+        if count_c:
+            targets[:, 2] = c
+        lm = fit_tiny_lm(ids, mask, targets, tok, d_model=16, n_heads=2, epochs=80, lr=1e-2)
+        logits = lm.next_token_logits(["a", "a b"], [a, b, c])
+        assert logits[0].argmax() == 1
+        p = np.exp(logits[1] - logits[1].max())
+        p_c.append(p[2] / p.sum())
+    assert p_c[1] > 0.9 and p_c[0] < p_c[1] - 0.5
+    with pytest.raises(ValueError, match="same"):
+        fit_tiny_lm(ids, mask[:, :3], targets, tok)

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from iclr25.core.lm.cache import CachedLM, GenerationCache
     from iclr25.core.lm.hf import HFLM, smollm2_path
     from iclr25.core.lm.openai_api import OpenAILM
-    from iclr25.core.lm.tiny import TinyLM, train_tiny_lm
+    from iclr25.core.lm.tiny import TinyLM, fit_tiny_lm, train_tiny_lm
     from iclr25.core.lm.tokenizer import WordTokenizer
 
 _LAZY = {
@@ -41,6 +41,7 @@ _LAZY = {
     "OpenAILM": "openai_api",
     "TinyLM": "tiny",
     "train_tiny_lm": "tiny",
+    "fit_tiny_lm": "tiny",
     "WordTokenizer": "tokenizer",
 }
 
@@ -67,6 +68,7 @@ __all__ = [
     "TinyLM",
     "WhiteBoxLM",
     "WordTokenizer",
+    "fit_tiny_lm",
     "load_lm",
     "smollm2_path",
     "train_tiny_lm",

@@ -449,6 +449,67 @@ def train_tiny_lm(
     targets[:, :-1] = ids[:, 1:]
     keep = torch.arange(T)[None, :] >= (first[:, None] - 1)
     targets[~keep] = -100
+    return fit_tiny_lm(
+        ids,
+        mask,
+        targets,
+        tokenizer,
+        d_model=d_model,
+        n_layers=n_layers,
+        n_heads=n_heads,
+        max_len=max_len,
+        epochs=epochs,
+        batch_size=batch_size,
+        lr=lr,
+        weight_decay=weight_decay,
+        seed=seed,
+        name=name,
+        log=log,
+    )
+
+
+def fit_tiny_lm(
+    ids: torch.Tensor,
+    mask: torch.Tensor,
+    targets: torch.Tensor,
+    tokenizer: WordTokenizer,
+    *,
+    d_model: int = 64,
+    n_layers: int = 2,
+    n_heads: int = 4,
+    max_len: int = 128,
+    epochs: int = 10,
+    batch_size: int = 64,
+    lr: float = 3e-3,
+    weight_decay: float = 0.0,
+    seed: int = 0,
+    name: str = "model",
+    log: Callable[[int, float], None] | None = None,
+) -> TinyLM:
+    """Train a `TinyTransformer` on token tensors with AdamW and cosine decay: the loop of
+    `train_tiny_lm`, for callers that choose the tokens the loss counts themselves.
+
+    Args:
+        ids: (N, T) long, left-padded sequences, each starting with `<bos>`.
+        mask: (N, T) bool, False on padding.
+        targets: (N, T) long, the token to predict after `ids[:, t]` where the loss counts
+            there, else -100; the loss is the mean over the counted tokens of a batch.
+        tokenizer, d_model, n_layers, n_heads, max_len, epochs, batch_size, lr, weight_decay,
+            seed, name: As in `train_tiny_lm`.
+        log: Called as `log(epoch, mean over rows of their batch's loss)` after each epoch.
+
+    Returns:
+        The trained model as a `TinyLM`.
+    """
+    if ids.ndim != 2 or ids.shape != mask.shape or ids.shape != targets.shape or not len(ids):
+        raise ValueError(
+            f"ids, mask, targets: shapes {tuple(ids.shape)}, {tuple(mask.shape)}, "
+            f"{tuple(targets.shape)}: must be the same (N, T) with N >= 1"
+        )
+    if epochs < 1 or batch_size < 1 or not lr > 0:
+        raise ValueError(
+            f"epochs={epochs!r}, batch_size={batch_size!r}, lr={lr!r}: must be >= 1, >= 1, > 0"
+        )
     with torch_seed(seed):
         model = TinyTransformer(
             vocab_size=len(tokenizer),
@@ -458,7 +519,7 @@ def train_tiny_lm(
             max_len=max_len,
         )
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
-    n = len(seqs)
+    n = ids.shape[0]
     steps = epochs * math.ceil(n / batch_size)
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: 0.5 * (1 + math.cos(math.pi * min(s, steps) / steps))

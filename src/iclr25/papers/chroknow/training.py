@@ -35,20 +35,17 @@ remains" 1: pre-cut-off years correct 0.72-0.94, static items Known 0.88-1.0 on 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
-from torch.nn import functional as F
 
 from iclr25.core.checks import check_choice, check_float, check_int
 from iclr25.core.config import check
-from iclr25.core.lm.tiny import TinyLM, TinyTransformer, train_tiny_lm
+from iclr25.core.lm.tiny import TinyLM, fit_tiny_lm, train_tiny_lm
 from iclr25.core.lm.tokenizer import BOS, PAD, WordTokenizer
-from iclr25.core.seeding import torch_seed
 from iclr25.papers.chroknow.data import BLANK, ChroKnowBench, first_object, record_years
 from iclr25.papers.chroknow.method import (
     SYSTEM_CANDIDATE,
@@ -480,7 +477,7 @@ def train_probe_lm(
     log: Callable[[int, float], None] | None = None,
 ) -> TinyLM:
     """Train core/lm's tiny GPT on probe-shaped examples with the loss on their targets only
-    (AdamW, cosine decay; core's `train_tiny_lm` can only mask a prefix with `<eos>` after it).
+    (`core.lm.tiny.fit_tiny_lm`: AdamW, cosine decay).
 
     Args:
         examples: From `probe_examples`.
@@ -489,54 +486,29 @@ def train_probe_lm(
         d_model, n_layers, n_heads, max_len: Model sizes.
         epochs, batch_size, lr: Optimisation.
         name: The model's name.
-        log: Called as `log(epoch, mean loss per target token)`.
+        log: Called as `log(epoch, mean loss)`.
 
     Returns:
         The trained `TinyLM`.
     """
     check_int("seed", seed, 0)
-    epochs = check_int("epochs", epochs, 1)
-    batch_size = check_int("batch_size", batch_size, 1)
-    lr = check_float("lr", lr, 0.0, None, low_open=True)
     ids, mask, targets = example_tensors(examples, tokenizer)
-    with torch_seed(seed):
-        model = TinyTransformer(
-            vocab_size=len(tokenizer),
-            d_model=d_model,
-            n_layers=n_layers,
-            n_heads=n_heads,
-            max_len=max_len,
-        )
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
-    n = ids.shape[0]
-    steps = epochs * math.ceil(n / batch_size)
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: 0.5 * (1 + math.cos(math.pi * min(s, steps) / steps))
+    return fit_tiny_lm(
+        ids,
+        mask,
+        targets,
+        tokenizer,
+        d_model=d_model,
+        n_layers=n_layers,
+        n_heads=n_heads,
+        max_len=max_len,
+        epochs=check_int("epochs", epochs, 1),
+        batch_size=check_int("batch_size", batch_size, 1),
+        lr=check_float("lr", lr, 0.0, None, low_open=True),
+        seed=seed,
+        name=name,
+        log=log,
     )
-    rng = np.random.default_rng(np.random.SeedSequence([seed, 24]))
-    model.train()
-    for epoch in range(epochs):
-        order = torch.as_tensor(rng.permutation(n))
-        total, count = 0.0, 0
-        for i in range(0, n, batch_size):
-            b = order[i : i + batch_size]
-            width = int(mask[b].sum(1).max())
-            logits = model(ids[b, -width:], mask[b, -width:])
-            tg = targets[b, -width:]
-            loss = F.cross_entropy(
-                logits.reshape(-1, logits.shape[-1]), tg.reshape(-1), reduction="sum"
-            )
-            k = int((tg != -100).sum())
-            opt.zero_grad(set_to_none=True)
-            (loss / k).backward()
-            opt.step()
-            sched.step()
-            total += float(loss.detach())
-            count += k
-        if log is not None:
-            log(epoch + 1, total / count)
-    model.eval()
-    return TinyLM(model, tokenizer, name=name)
 
 
 __all__ = [
