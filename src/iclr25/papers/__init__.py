@@ -76,6 +76,11 @@ PAPERS: dict[str, PaperEntry] = {
         experiments=("toy2d", "inference", "sampling"),
         extras=("tabular",),
     ),
+    "unlearn_eval": PaperEntry(
+        title="Towards effective evaluations and comparisons for LLM unlearning (Wang et al.)",
+        experiments=("robustness", "calibration"),
+        extras=("llm",),
+    ),
     "timekan": PaperEntry(
         title="TimeKAN: KAN-based frequency decomposition forecasting (Huang, Zhao, Li, Bai)",
         experiments=("forecast", "ablation"),

@@ -9,7 +9,6 @@ better). The per-method numbers are averaged over the architectures.
 
 from __future__ import annotations
 
-import contextlib
 from typing import Annotated
 
 import numpy as np
@@ -20,14 +19,11 @@ from iclr25.core.config import check, configclass
 from iclr25.core.context import RunContext
 from iclr25.core.experiment import Experiment, Metric
 from iclr25.papers.unlearn_eval.comparison import CompareSpec, compare_calibrated, mean_es
+from iclr25.papers.unlearn_eval.experiments import SMOKE_SETUP, check_archs_methods
 from iclr25.papers.unlearn_eval.method import METHODS
 from iclr25.papers.unlearn_eval.models import ARCHITECTURES
 from iclr25.papers.unlearn_eval.training import SetupConfig, make_setup, train_retain_only
 from iclr25.papers.unlearn_eval.tuning import TUNED_LRS
-
-with contextlib.suppress(ImportError):
-    # the model classes load with the experiment (about 4 s of CPU), not inside its timed run
-    from transformers import GPT2LMHeadModel, LlamaForCausalLM  # noqa: F401
 
 
 @configclass
@@ -62,12 +58,7 @@ class CalibrationConfig:
     """Also train the retain-only reference (the same budget as the target)."""
 
     def __post_init__(self) -> None:
-        check(bool(self.archs), "archs", self.archs, "at least one architecture")
-        for a in self.archs:
-            check(a in ARCHITECTURES, "archs", self.archs, f"names from {ARCHITECTURES}")
-        check(bool(self.methods), "methods", self.methods, "at least one method")
-        for m in self.methods:
-            check(m in METHODS, "methods", self.methods, f"names from {METHODS}")
+        check_archs_methods(self.archs, self.methods)
         check(len(self.lrs) == len(self.methods), "lrs", self.lrs, "one learning rate per method")
 
 
@@ -77,11 +68,10 @@ def _preset(setup: SetupConfig, methods: tuple[str, ...], **kw) -> CalibrationCo
     )
 
 
-_SMOKE_SETUP = SetupConfig(n_authors=10, n_facts=2, n_perturbed=1, width=32, layers=2, steps=40)
 _QUICK_SETUP = SetupConfig(n_authors=30, n_facts=5, n_perturbed=1, width=48, layers=2, steps=400)
 PRESETS = {
     "smoke": _preset(
-        _SMOKE_SETUP,
+        SMOKE_SETUP,
         ("ga", "npo"),
         archs=("llama",),
         unlearn_steps=4,

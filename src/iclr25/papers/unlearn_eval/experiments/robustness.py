@@ -11,7 +11,6 @@ correlation.
 
 from __future__ import annotations
 
-import contextlib
 import math
 from typing import Annotated
 
@@ -32,14 +31,11 @@ from iclr25.papers.unlearn_eval.attacks import (
     relearn,
 )
 from iclr25.papers.unlearn_eval.evaluation import METRIC_NAMES, summarize
+from iclr25.papers.unlearn_eval.experiments import SMOKE_SETUP, check_archs_methods
 from iclr25.papers.unlearn_eval.method import METHODS, UnlearnConfig, unlearn
 from iclr25.papers.unlearn_eval.models import ARCHITECTURES, encode_qa
 from iclr25.papers.unlearn_eval.robustness import robustness
 from iclr25.papers.unlearn_eval.training import SetupConfig, make_setup
-
-with contextlib.suppress(ImportError):
-    # the model classes load with the experiment (about 4 s of CPU), not inside its timed run
-    from transformers import GPT2LMHeadModel, LlamaForCausalLM  # noqa: F401
 
 
 @configclass
@@ -76,12 +72,7 @@ class RobustnessConfig:
     shorter, so ES is unchanged and ROUGE only loses words generated past the cap)."""
 
     def __post_init__(self) -> None:
-        check(bool(self.archs), "archs", self.archs, "at least one architecture")
-        for a in self.archs:
-            check(a in ARCHITECTURES, "archs", self.archs, f"names from {ARCHITECTURES}")
-        check(bool(self.methods), "methods", self.methods, "at least one method")
-        for m in self.methods:
-            check(m in METHODS, "methods", self.methods, f"names from {METHODS}")
+        check_archs_methods(self.archs, self.methods)
         check(bool(self.lrs), "lrs", self.lrs, "at least one learning rate")
         check(
             self.unlearn_steps >= self.checkpoint_every,
@@ -98,18 +89,18 @@ class RobustnessConfig:
         )
 
 
-_SMOKE_SETUP = SetupConfig(n_authors=10, n_facts=2, n_perturbed=1, width=32, layers=2, steps=40)
 _QUICK_SETUP = SetupConfig(n_authors=30, n_facts=5, n_perturbed=2, width=48, layers=2, steps=400)
 PRESETS = {
     "smoke": RobustnessConfig(
-        setup=_SMOKE_SETUP,
+        setup=SMOKE_SETUP,
         archs=("llama",),
-        methods=("ga", "npo"),
+        methods=("ga", "gd", "npo"),
         lrs=(3e-3,),
-        unlearn_steps=4,
+        unlearn_steps=2,
         checkpoint_every=2,
-        probe_steps=10,
-        n_eval=4,
+        probe_steps=5,
+        n_eval=3,
+        max_length=8,
     ),
     "quick": RobustnessConfig(
         setup=_QUICK_SETUP,
