@@ -103,17 +103,7 @@ CLAIMS = (
         direction="higher",
         paper_value="finding 1: guard models are systematically overconfident (ECE of 9 guards "
         "on 12 benchmarks; per-model numbers not retrieved)",
-        expect={
-            "quick": (
-                "inconclusive",
-                "the quick guard is over-trained as at full (40 epochs, on 1500 requests; T* "
-                "2.71, 1.70 and 1.88) and its in-distribution ECE is above 0.05 on all 3 seeds "
-                "(0.140, 0.086 and 0.105; full: 0.081 to 0.105), but with 3 seeds the 95% t "
-                "interval of the excess over 0.05 (-0.008 to 0.129) includes 0; the 5 full "
-                "seeds put it above 0",
-            ),
-            "full": "reproduced",
-        },
+        expect={"quick": "reproduced", "full": "reproduced"},
     ),
     Claim(
         id="shift_worsens_ece",
@@ -139,10 +129,10 @@ CLAIMS = (
         expect={
             "quick": (
                 "inconclusive",
-                "as at full: the ECE ratio after TS is 0.25, 0.95 and 0.27 on the 3 seeds (mean "
-                "0.49; full: 0.26 to 0.95 per seed), so two seeds halve the ECE and one does "
-                "not, and the 95% t interval of the difference from 0.5 (-1.00 to 0.98) "
-                "includes 0; even the oracle temperature reaches only 0.85 on the second seed",
+                "as at full: the ECE ratio after TS is 0.24, 0.89, 0.30 and 0.41 on the 4 seeds "
+                "(full: 0.26 to 0.95 per seed), so three seeds halve the ECE and one does not, "
+                "and the 95% t interval of the mean ratio minus 0.5 (-0.51 to 0.43) includes "
+                "0; even the oracle temperature reaches only 0.83 on the second seed",
             ),
             "full": (
                 "inconclusive",
@@ -168,10 +158,10 @@ CLAIMS = (
         expect={
             "quick": (
                 "inconclusive",
-                "CC changes the shifted ECE by -0.234, -0.001 and -0.071 on the 3 seeds; with 3 "
-                "seeds the 95% t interval of the mean (-0.40 to 0.19) includes 0. As at full, "
-                "the content-free p(unsafe) is arbitrary (0.004, 0.022 and 0.148; full: 0.001 "
-                "to 0.96), and at full CC raises the shifted ECE on 3 of 5 seeds",
+                "CC changes the shifted ECE by -0.282, +0.029, -0.059 and -0.212 on the 4 "
+                "seeds; the 95% t interval of the mean (-0.36 to 0.09) includes 0. As at full, "
+                "the content-free p(unsafe) is arbitrary (0.009, 0.018, 0.151 and 0.014; full: "
+                "0.001 to 0.96), and at full CC raises the shifted ECE on 3 of 5 seeds",
             ),
             "full": (
                 "inconclusive",
@@ -195,11 +185,11 @@ CLAIMS = (
             "quick": (
                 "inconclusive",
                 "a proxy of full: on a guard over-trained as at full, BC lowers the shifted ECE "
-                "by 0.009, 0.047 and 0.012 on the 3 seeds, mean -0.022 with 95% t interval "
-                "(-0.074 to 0.030) including 0, against -0.024 (-0.057 to 0.010) over the 5 "
-                "full seeds (-0.065 to +0.002 per seed). The old quick preset (2000 requests x "
-                "20 epochs) trained a barely over-fitted guard (T* 1.06 to 1.19) on which BC "
-                "cut the ECE by 0.03 to 0.13, more than on any full seed",
+                "by 0.014, 0.046, 0.009 and 0.086 on the 4 seeds, mean -0.039 with 95% t "
+                "interval (-0.095 to 0.018) including 0, against -0.024 (-0.057 to 0.010) "
+                "over the 5 full seeds (-0.065 to +0.002 per seed). The old quick preset (2000 "
+                "requests x 20 epochs) trained a barely over-fitted guard (T* 1.06 to 1.19) on "
+                "which BC cut the ECE by 0.03 to 0.13, more than on any full seed",
             ),
             "full": (
                 "inconclusive",
@@ -288,4 +278,5 @@ EXPERIMENT = Experiment(
     claims=CLAIMS,
     metrics=METRICS,
     figures=plots.tiny_guard_figures,
+    seeds={"smoke": 1, "quick": 4, "full": 5},
 )
