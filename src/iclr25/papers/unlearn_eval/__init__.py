@@ -1,6 +1,6 @@
 """Towards Effective Evaluations and Comparisons for LLM Unlearning Methods (Wang, Han, Yang,
 Zhu, Liu, Sugiyama; ICLR 2025; arXiv 2406.09179). Official code: tmlr-group/Unlearning-with-Control.
-Work in progress, not registered yet.
+Registered; work in progress (no full results yet, see "What remains").
 
 Public API (torch models with a Hugging Face interface, no runner needed):
 
@@ -31,14 +31,12 @@ What remains (issue 29):
   100-101); every optimum is interior and the choice is unchanged (GA 3e-4, GD 1e-3, KL 3e-3,
   PO 3e-3, NPO 3e-4, RMU 3e-3); `calibration` quick rerun with it (identical numbers, its
   expectations kept with that reason). `robustness` does not use the tuned rates;
-- time one full seed of `robustness` as now scaled down (48 models per seed: lrs 3e-4 and
-  3e-3, checkpoints at 12 and 24 steps; estimated from a partial run at about 10 min of CPU per
-  seed) and of `calibration` (GPT-2-style half measured: about 3.4 min of CPU; the whole seed
-  estimated at about 7 min), on an idle machine, with `--jobs 1 --threads 1`; shrink further
-  if 5 seeds would exceed 30 min at `--jobs 2`;
-- run both full presets (5 seeds) and set their expectations from the runs (now placeholders);
-- register the paper (the row in `iclr25.papers.PAPERS`) and fill docs/papers/unlearn_eval.md
-  from the results (its Status lists what is measured).
+- `robustness` full is cut to 24 models per seed (lrs 3e-4 and 3e-3, one checkpoint at 24
+  steps; 48 used more than 15.5 min of CPU per seed): seed 0 measured at 572 s of CPU and
+  `calibration` full seed 0 at 578 s (idle AMD EPYC, one thread each, side by side), so each
+  takes about 29 min for 5 seeds at `--jobs 2`;
+- run both full presets (5 seeds) from a clean checkout and set their expectations from the
+  runs (now placeholders), then fill docs/papers/unlearn_eval.md from the results.
 """
 
 from iclr25.core.experiment import PaperInfo

@@ -112,13 +112,14 @@ PRESETS = {
         probe_steps=100,
         n_eval=15,
     ),
-    # Scaled down to fit 30 min on 2 cores for 5 seeds: one model's four attacks and five
-    # scorings cost about 8 s of CPU (measured, 9 models of one full-scale seed, load 6-8) and a
-    # target 30-80 s, so the default population (6 methods x 3 lrs x 3 checkpoints x 2
-    # architectures = 108 models, about 18 min of CPU per seed) would need about 45 min; the
-    # learning rates keep the two ends of the spread and the checkpoints are taken at 12 and 24
-    # steps: 48 models per seed, estimated at about 10 min of CPU per seed, 24 min for 5 seeds.
-    "full": RobustnessConfig(lrs=(3e-4, 3e-3), checkpoint_every=12),
+    # Scaled down to fit 30 min on 2 cores for 5 seeds: the default population (6 methods x 3
+    # lrs x 3 checkpoints x 2 architectures = 108 models) costs far more. 48 models (lrs 3e-4
+    # and 3e-3, checkpoints at 12 and 24 steps) used more than 15.5 min of CPU per seed (a
+    # clean-checkout run stopped before its first seed ended, idle AMD EPYC without AVX-512).
+    # Kept: the two ends of the learning-rate spread, one checkpoint at the end of the 24
+    # steps: 24 models per seed, measured at 572 s of CPU for seed 0 (idle, one thread, two
+    # seeds side by side), so 5 seeds at --jobs 2 take 3 rounds, about 29 min.
+    "full": RobustnessConfig(lrs=(3e-4, 3e-3), checkpoint_every=24),
 }
 
 _UNRUN = "placeholder: this preset has not been run yet (the paper is not registered)"
