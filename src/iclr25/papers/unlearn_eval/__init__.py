@@ -1,6 +1,6 @@
 """Towards Effective Evaluations and Comparisons for LLM Unlearning Methods (Wang, Han, Yang,
 Zhu, Liu, Sugiyama; ICLR 2025; arXiv 2406.09179). Official code: tmlr-group/Unlearning-with-Control.
-Registered; work in progress (no full results yet, see "What remains").
+Registered; full results of both experiments committed (5 seeds each).
 
 Public API (torch models with a Hugging Face interface, no runner needed):
 
@@ -25,18 +25,17 @@ Public API (torch models with a Hugging Face interface, no runner needed):
 - `tuning`: equal-size learning-rate grids on tuning seeds;
 - experiments `robustness` (metric x attack table) and `calibration` (calibrated comparison).
 
-What remains (issue 29):
+Decisions (issue 29):
 
-- done: the tuning grids widened to five learning rates for every method (1e-4 .. 1e-2, seeds
-  100-101); every optimum is interior and the choice is unchanged (GA 3e-4, GD 1e-3, KL 3e-3,
-  PO 3e-3, NPO 3e-4, RMU 3e-3); `calibration` quick rerun with it (identical numbers, its
-  expectations kept with that reason). `robustness` does not use the tuned rates;
-- `robustness` full is cut to 24 models per seed (lrs 3e-4 and 3e-3, one checkpoint at 24
-  steps; 48 used more than 15.5 min of CPU per seed): seed 0 measured at 572 s of CPU and
-  `calibration` full seed 0 at 578 s (idle AMD EPYC, one thread each, side by side), so each
-  takes about 29 min for 5 seeds at `--jobs 2`;
-- run both full presets (5 seeds) from a clean checkout and set their expectations from the
-  runs (now placeholders), then fill docs/papers/unlearn_eval.md from the results.
+- the tuning grids have five learning rates for every method (1e-4 .. 1e-2, seeds 100-101);
+  every optimum is interior (GA 3e-4, GD 1e-3, KL 3e-3, PO 3e-3, NPO 3e-4, RMU 3e-3).
+  `robustness` does not use the tuned rates: its population spreads them on purpose;
+- `robustness` full has 24 models per seed (lrs 3e-4 and 3e-3, one checkpoint at 24 steps; 48
+  used more than 15.5 min of CPU per seed); measured 557-584 s of CPU per seed and
+  `calibration` full 536-546 s (idle AMD EPYC, one thread, two seeds side by side), so each
+  takes about 29 and 27 min for 5 seeds at `--jobs 2`;
+- both full presets ran from a clean checkout of c42f658; their expectations and the docs page
+  come from those runs.
 """
 
 from iclr25.core.experiment import PaperInfo

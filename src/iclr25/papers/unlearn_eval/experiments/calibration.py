@@ -85,7 +85,7 @@ PRESETS = {
 }
 
 _PAPER_MONO = "ES moves smoothly and monotonically in α on retain and forget data (§5)"
-_UNRUN = "placeholder: this preset has not been run yet (the paper is not registered)"
+_FULL = "measured (5 seeds, both architectures, 6 methods): "
 CLAIMS = (
     Claim(
         id="es_monotone_in_alpha",
@@ -107,7 +107,12 @@ CLAIMS = (
                 "between two grid points (ES is a mean over 60 items of discrete values), so "
                 "the interval around the mean 0.009 reaches above 0.02",
             ),
-            "full": ("inconclusive", _UNRUN),
+            "full": (
+                "inconclusive",
+                _FULL + "the largest rise over methods and architectures was 0.001, 0.011, "
+                "0.012, 0.006, 0.049 (seed 4: KL's ES in one architecture); mean 0.016, its "
+                "95% interval reaches 0.039, above 0.02",
+            ),
         },
     ),
     Claim(
@@ -126,7 +131,11 @@ CLAIMS = (
                 "measured (3 seeds, rerun with the lrs of the widened tuning grid): the largest "
                 "gap over methods was 0.007, 0.009, 0.008 (12 bisection steps on α)",
             ),
-            "full": ("inconclusive", _UNRUN),
+            "full": (
+                "reproduced",
+                _FULL + "the largest gap over methods was 0.002, 0.002, 0.003, 0.002, 0.004 "
+                "(12 bisection steps on α)",
+            ),
         },
     ),
 )

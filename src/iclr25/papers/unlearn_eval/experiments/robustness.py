@@ -117,12 +117,12 @@ PRESETS = {
     # and 3e-3, checkpoints at 12 and 24 steps) used more than 15.5 min of CPU per seed (a
     # clean-checkout run stopped before its first seed ended, idle AMD EPYC without AVX-512).
     # Kept: the two ends of the learning-rate spread, one checkpoint at the end of the 24
-    # steps: 24 models per seed, measured at 572 s of CPU for seed 0 (idle, one thread, two
+    # steps: 24 models per seed, measured at 557-584 s of CPU per seed (idle, one thread, two
     # seeds side by side), so 5 seeds at --jobs 2 take 3 rounds, about 29 min.
     "full": RobustnessConfig(lrs=(3e-4, 3e-3), checkpoint_every=24),
 }
 
-_UNRUN = "placeholder: this preset has not been run yet (the paper is not registered)"
+_FULL = "measured (5 seeds, 24 unlearned models per seed over both architectures): "
 CLAIMS = (
     Claim(
         id="es_most_robust_relearning",
@@ -142,7 +142,12 @@ CLAIMS = (
                 "nearly constant over the population), 0.909 (log-PPL), 0.913 (truth ratio); "
                 "log-PPL and ROUGE track relearning as well as ES at this scale",
             ),
-            "full": ("inconclusive", _UNRUN),
+            "full": (
+                "inconclusive",
+                _FULL + "ES's PCC under relearning 0.91, 0.64, 0.92, 0.94, 0.85 against log-PPL's "
+                "0.96, 0.92, 0.88, 0.86, 0.97 (the best other metric in every seed); the "
+                "difference -0.06, 95% interval -0.24 to 0.11",
+            ),
         },
     ),
     Claim(
@@ -162,7 +167,12 @@ CLAIMS = (
                 "the question before the answer, which a linear readout of block 1 of 2, fitted "
                 "on retain answers only, never does, so probed ES is flat near its floor",
             ),
-            "full": ("inconclusive", _UNRUN),
+            "full": (
+                "contradicted",
+                _FULL + "ES's PCC under probing 0.03, -0.07, -0.17, -0.09, 0.00 against the "
+                "best other's 0.77, 0.69, 0.82, 0.79, 0.72 (log-PPL or EM); as at quick, probed "
+                "ES stays near its floor because the readout never finishes the question",
+            ),
         },
     ),
     Claim(
@@ -181,7 +191,11 @@ CLAIMS = (
                 "0.990, 0.995, 0.995; EM does not break: 10% word noise on the question leaves "
                 "the teacher-forced answer tokens, which EM scores, almost unchanged",
             ),
-            "full": ("inconclusive", _UNRUN),
+            "full": (
+                "inconclusive",
+                _FULL + "EM's PCC under noising 0.998 to 1.000 against ES's 0.996 to 0.999 "
+                "(difference 0.001, interval -0.0003 to 0.003): neither breaks",
+            ),
         },
     ),
 )
