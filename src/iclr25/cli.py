@@ -115,8 +115,10 @@ def _run_args(args: argparse.Namespace) -> dict:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from iclr25.core.report import RunGroup
-    from iclr25.core.runner import run_experiment
+    from iclr25.core.runner import prestart_workers, run_experiment
 
+    if args.backend == "local":
+        prestart_workers([args.experiment], args.jobs, args.threads)
     rep = run_experiment(
         args.experiment,
         preset=args.preset,
@@ -143,10 +145,12 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from iclr25.core import registry
     from iclr25.core.report import RunGroup, build_html
     from iclr25.core.results import check_out_dir
-    from iclr25.core.runner import plan_run, run_experiment
+    from iclr25.core.runner import plan_run, prestart_workers, run_experiment
 
     slugs = _papers_arg(args.papers) or registry.slugs()
     names = [n for s in slugs for n in registry.experiment_names(s)]
+    if args.backend == "local":
+        prestart_workers(names, args.jobs, args.threads)
     for n in names:  # validate everything before running anything
         plan_run(n, args.preset, out=args.out)
     report = Path(args.out) / "report" if args.report is None else args.report

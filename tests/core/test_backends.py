@@ -1,4 +1,5 @@
-"""Local worker processes and Ray produce identical result files for the same seeds."""
+"""Local worker processes (spawned or forked from the fork server) and Ray produce identical
+result files for the same seeds."""
 
 import json
 
@@ -30,3 +31,21 @@ def test_local_processes_and_ray_write_identical_results(tmp_path):
     lb = _load(b.plan.folder)
     assert list(la) == ["seed=0.json", "seed=1.json"]
     assert la == lb
+
+
+def test_forked_and_spawned_workers_write_identical_results(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    from iclr25.core import runner
+
+    cli = [sys.executable, "-m", "iclr25", "-q", "run", "mgda.toy", "--preset", "smoke"]
+    cli += ["--seeds", "0-1", "--jobs", "2", "--threads", "1", "--out", str(tmp_path / "fork")]
+    subprocess.run(cli, check=True, capture_output=True, timeout=300)  # the CLI prestarts
+    monkeypatch.setattr(runner, "_PRESTARTED", None)  # this process: spawned workers
+    b = run_experiment(
+        "mgda.toy", preset="smoke", seeds="0-1", jobs=2, threads=1, out=tmp_path / "spawn"
+    )
+    la = _load(tmp_path / "fork" / b.plan.folder.relative_to(tmp_path / "spawn"))
+    assert list(la) == ["seed=0.json", "seed=1.json"]
+    assert la == _load(b.plan.folder)

@@ -275,8 +275,8 @@ def test_clean_stale_tmp_keeps_files_newer_than_the_lock(tmp_path):
 # ---------------------------------------------------------------- 5. workers die with the driver
 
 
-def _workers(parent: int) -> list[int]:
-    """Pool workers (spawned processes) whose parent is `parent`."""
+def _children(parent: int) -> list[tuple[int, bytes]]:
+    """(pid, command line) of each process whose parent is `parent`."""
     found = []
     for d in Path("/proc").iterdir():
         if not d.name.isdigit():
@@ -286,9 +286,19 @@ def _workers(parent: int) -> list[int]:
             cmd = (d / "cmdline").read_bytes()
         except (OSError, IndexError, ValueError):
             continue
-        if ppid == parent and b"spawn_main" in cmd:
-            found.append(int(d.name))
+        if ppid == parent:
+            found.append((int(d.name), cmd))
     return found
+
+
+def _workers(driver: int) -> tuple[list[int], list[int]]:
+    """The driver's pool workers (spawned by it, or forked by its fork server), and its fork
+    servers."""
+    kids = _children(driver)
+    servers = [pid for pid, cmd in kids if b"multiprocessing.forkserver" in cmd]
+    workers = [pid for pid, cmd in kids if b"spawn_main" in cmd]
+    workers += [pid for s in servers for pid, _ in _children(s)]
+    return workers, servers
 
 
 def _alive(pid: int) -> bool:
@@ -318,12 +328,14 @@ def test_workers_exit_when_the_driver_is_killed(tmp_path, sig):
     try:
         deadline = time.time() + 120
         while time.time() < deadline:
-            workers = _workers(driver.pid)
+            workers, servers = _workers(driver.pid)
             if len(workers) == 2 and all(_busy(w) for w in workers):
                 break
             assert driver.poll() is None, driver.stderr.read()
             time.sleep(0.1)
         assert len(workers) == 2, workers
+        assert len(servers) == 1  # the CLI's workers fork from its fork server (Linux)
+        workers += servers
         driver.send_signal(sig)
         driver.wait(timeout=30)
         if sig == signal.SIGTERM:

@@ -6,7 +6,9 @@ already exists with status "ok" and the same config are skipped (resume). A seed
 recorded as failed and the others go on. Results are written by this process only, atomically,
 whichever backend ran them:
 
-- "local": in this process (`jobs=1`) or in `jobs` spawned worker processes;
+- "local": in this process (`jobs=1`) or in `jobs` worker processes: spawned, or forked from
+  the fork server `prestart_workers` started (the CLI does, so that importing torch and the
+  experiment in the workers overlaps with the driver's own imports);
 - "ray": one Ray task per seed, on a local Ray instance or the cluster at `address`.
 
 Both backends run the same `execute()` on the same inputs, so they write identical result files
@@ -18,7 +20,9 @@ value is at most MAX_OVERRIDE_CHARS characters. Input files named by the config
 resumed only when both the config and these hashes match. A run holds the lock of its variant
 folder (`results.run_lock`) and fails fast when another run holds it. Local worker processes die
 with the driver: on an interrupt (Ctrl-C, SIGTERM) the driver terminates them, and on Linux each
-worker asks the kernel for SIGKILL when the driver dies (PR_SET_PDEATHSIG, also on SIGKILL).
+worker asks the kernel for SIGKILL when the driver dies (PR_SET_PDEATHSIG, also on SIGKILL;
+a worker forked from the fork server asks it for the server's death, and the server exits as
+soon as the driver is gone).
 """
 
 from __future__ import annotations
@@ -350,12 +354,27 @@ def _failed(spec: RunSpec, error: str) -> dict[str, Any]:
     ).to_dict()
 
 
-def _exit_with_parent(parent: int) -> None:
+def _exit_with_parent(parent: int | None) -> None:
     """Worker initializer: die when the driver process `parent` dies, even by SIGKILL.
 
     On Linux the kernel sends SIGKILL (PR_SET_PDEATHSIG); elsewhere a daemon thread polls the
     parent's pid. Either way a driver that is already gone ends the worker at once.
+
+    `parent` None: a worker forked from the fork server, whose parent is the server. The server
+    runs until every holder of its "alive" pipe has exited, and multiprocessing hands each
+    forked child a copy; the worker closes its copy, so the server exits with the driver and
+    the worker, watching the server, with it.
     """
+    if parent is None:
+        parent = os.getppid()
+        from multiprocessing import forkserver
+
+        server = getattr(forkserver, "_forkserver", None)
+        fd = getattr(server, "_forkserver_alive_fd", None)
+        if isinstance(fd, int):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+            server._forkserver_alive_fd = None
     armed = False
     if sys.platform.startswith("linux"):
         try:
@@ -378,17 +397,47 @@ def _exit_with_parent(parent: int) -> None:
         threading.Thread(target=watch, name="iclr25-parent-watch", daemon=True).start()
 
 
+_PRESTARTED: int | None = None
+"""Threads per job of the fork server `prestart_workers` started in this process, or None."""
+
+
+def prestart_workers(names: Sequence[str], jobs: int, threads: int | None = None) -> bool:
+    """Start the fork server local workers of `names` will fork from, and return at once.
+
+    The server imports the experiments' modules (torch with them: seconds) while the caller
+    imports them too, so each worker of a later local run with `jobs` > 1 and the same
+    `threads` starts with everything imported instead of spending those seconds after the
+    driver's. Does nothing (returns False) for `jobs` <= 1, where there is no fork server
+    (Windows), or when one was started already; runs that it does not serve spawn their
+    workers. The workers get the thread variables of `threads` per job as spawned ones do.
+    """
+    global _PRESTARTED
+    if jobs <= 1 or _PRESTARTED is not None or "forkserver" not in mp.get_all_start_methods():
+        return False
+    from multiprocessing import forkserver
+
+    per_job = threads or default_threads(jobs)
+    modules = [__name__, *dict.fromkeys(registry.experiment_module(n) for n in names)]
+    with _environ(thread_env(per_job)):  # the server's environment is its workers'
+        forkserver.set_forkserver_preload(modules)
+        forkserver.ensure_running()
+    _PRESTARTED = per_job
+    return True
+
+
 def _run_local(specs: list[RunSpec], jobs: int) -> Iterator[dict[str, Any]]:
     if jobs <= 1 or len(specs) <= 1:
         for spec in specs:
             yield execute(spec)
         return
-    ctx = mp.get_context("spawn")  # fork after torch has started threads can deadlock
+    # fork after torch has started threads can deadlock: spawn, or fork from the fork server,
+    # which has only imported modules
+    forked = specs[0].threads == _PRESTARTED
     pool = cf.ProcessPoolExecutor(
         max_workers=min(jobs, len(specs)),
-        mp_context=ctx,
+        mp_context=mp.get_context("forkserver" if forked else "spawn"),
         initializer=_exit_with_parent,
-        initargs=(os.getpid(),),
+        initargs=(None if forked else os.getpid(),),
     )
     finished = False
     try:
