@@ -64,6 +64,23 @@ def test_batched_greedy_equals_one_row_at_a_time(tiny, corpus, tokenizer):
         assert out[: len(p)] == p and len(out) == len(p) + n
 
 
+@pytest.mark.parametrize("arch", ["gpt2", "llama"])
+def test_kv_cache_decoding_equals_the_plain_loop(arch, corpus, tokenizer):
+    from iclr25.papers.unlearn_eval.models import format_qa, greedy_complete, tiny_causal_lm
+
+    model = tiny_causal_lm(arch, len(tokenizer), width=32, layers=2, heads=2, seed=5)
+    plain = lambda x: model(x)  # noqa: E731  (not a transformers model: no cache)
+    qa = [format_qa(q.question, q.answer) for q in corpus.items[:12]]
+    prefixes = [tokenizer.encode(s)[: 2 + 3 * (i % 4)] for i, s in enumerate(qa)]
+    limits = [0, *[2 + (i % 9) for i in range(11)]]
+    cached = greedy_complete(model, prefixes, limits, eos_id=None)
+    assert cached == greedy_complete(plain, prefixes, limits, eos_id=None)
+    eos = cached[3][len(prefixes[3])]  # a token row 3 emits first: stops that row at once
+    stopped = greedy_complete(model, prefixes, limits, eos_id=eos)
+    assert stopped == greedy_complete(plain, prefixes, limits, eos_id=eos)
+    assert stopped[3] == cached[3][: len(prefixes[3]) + 1]
+
+
 def test_greedy_stops_at_eos(lookup_lm):
     from iclr25.papers.unlearn_eval.models import greedy_complete
 

@@ -12,8 +12,8 @@ Hugging Face-style interface, `model(input_ids).logits` of shape (B, T, V):
 - `format_qa`, `encode_qa`, `collate`: the official prompt `"### Question: {q}\\n ### Answer:
   {a}"`, token ids with the answer's first position, right-padded batches with a target mask;
 - `token_nll`, `sequence_nll`: teacher-forced NLL of the answer tokens;
-- `greedy_complete`: batched greedy decoding without attention masks (right padding is safe for
-  a causal model when each row reads its own last position).
+- `greedy_complete`: batched greedy decoding of right-padded rows (safe for a causal model when
+  each row reads its own last position), with a KV cache for `transformers` models.
 
 Shapes: B batch, T tokens, V vocabulary.
 """
@@ -287,11 +287,16 @@ def greedy_complete(
     max_new: int | Sequence[int],
     eos_id: int | None = EOS_ID,
 ) -> list[list[int]]:
-    """Greedy continuation of each prefix, batched, without attention masks.
+    """Greedy continuation of each prefix, batched.
 
     Rows are right-padded; each step reads row b's logits at its own last position, which a
     causal model computes from that row's real tokens only. A row stops after `max_new` tokens
-    or after emitting `eos_id` (which is kept in the output).
+    or after emitting `eos_id` (which is kept in the output). A `transformers` model decodes
+    with a KV cache (the padded prefixes once, then one token per step, with an attention mask
+    that hides row b's pad slots and position ids that continue row b's own positions); any
+    other model is re-run on the whole sequences at every step. Both give the same tokens
+    (tested on both architectures here; a near-tie of two logits could in principle differ in
+    the last bits).
 
     Args:
         model: A causal LM, `model(input_ids).logits` (B, T, V).
@@ -308,13 +313,12 @@ def greedy_complete(
         raise ValueError("greedy_complete needs non-empty prefixes and max_new >= 0 per row")
     seqs = [list(map(int, p)) for p in prefixes]
     todo = [b for b in range(B) if limits[b] > 0]
+    if todo and _has_kv_cache(model):
+        _greedy_cached(model, [seqs[b] for b in todo], [int(limits[b]) for b in todo], eos_id)
+        return seqs
     made = [0] * B
     while todo:
-        T = max(len(seqs[b]) for b in todo)
-        x = torch.full((len(todo), T), PAD_ID, dtype=torch.long)
-        for i, b in enumerate(todo):
-            x[i, : len(seqs[b])] = torch.tensor(seqs[b])
-        logits = model(x).logits  # (B', T, V)
+        logits = model(_right_padded([seqs[b] for b in todo])).logits  # (B', T, V)
         last = torch.tensor([len(seqs[b]) - 1 for b in todo])
         nxt = logits[torch.arange(len(todo)), last].argmax(-1).tolist()
         keep = []
@@ -325,3 +329,49 @@ def greedy_complete(
                 keep.append(b)
         todo = keep
     return seqs
+
+
+def _right_padded(seqs: Sequence[Sequence[int]]) -> torch.Tensor:
+    x = torch.full((len(seqs), max(map(len, seqs))), PAD_ID, dtype=torch.long)
+    for i, s in enumerate(seqs):
+        x[i, : len(s)] = torch.tensor(s)
+    return x
+
+
+def _has_kv_cache(model) -> bool:
+    from transformers import PreTrainedModel
+
+    return isinstance(model, PreTrainedModel)
+
+
+def _greedy_cached(model, seqs: list[list[int]], limits: list[int], eos_id: int | None) -> None:
+    """Appends the greedy tokens to each of `seqs` in place, decoding with a KV cache."""
+    n = len(seqs)
+    lens = torch.tensor([len(s) for s in seqs])
+    x = _right_padded(seqs)
+    T0 = x.shape[1]
+    # slot j of row b is real when j < lens[b] (its prefix) or j >= T0 (generated tokens)
+    mask = torch.ones(n, T0 + max(limits), dtype=torch.long)
+    mask[:, :T0] = (torch.arange(T0) < lens[:, None]).long()
+    out = model(x, use_cache=True)
+    nxt = out.logits[torch.arange(n), lens - 1].argmax(-1)
+    active = list(range(n))
+    for step in range(max(limits)):
+        keep = []
+        for b in active:
+            t = int(nxt[b])
+            seqs[b].append(t)
+            if step + 1 < limits[b] and not (eos_id is not None and t == eos_id):
+                keep.append(b)
+        active = keep
+        if not active:
+            return
+        # finished rows keep decoding (cheaper than shrinking the cache); their tokens are dropped
+        out = model(
+            nxt[:, None],
+            cache=out.cache,
+            attention_mask=mask[:, : T0 + step + 1],
+            position_ids=(lens + step)[:, None],
+            use_cache=True,
+        )
+        nxt = out.logits[:, -1].argmax(-1)

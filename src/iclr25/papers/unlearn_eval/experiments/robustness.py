@@ -89,7 +89,10 @@ class RobustnessConfig:
         )
 
 
-_QUICK_SETUP = SetupConfig(n_authors=30, n_facts=5, n_perturbed=2, width=48, layers=2, steps=400)
+# quick: 250 fine-tuning steps already memorise the forget set (ROUGE-L 1.0, loss 0.015 on seeds
+# 0 and 1; 400 were used before) and one checkpoint per run (8 models): 3 seeds took 48 s wall
+# at --jobs 2 on an idle AMD EPYC without AVX-512 (400 steps and 16 models: 75 s)
+_QUICK_SETUP = SetupConfig(n_authors=30, n_facts=5, n_perturbed=2, width=48, layers=2, steps=250)
 PRESETS = {
     "smoke": RobustnessConfig(
         setup=SMOKE_SETUP,
@@ -108,7 +111,7 @@ PRESETS = {
         methods=("ga", "gd", "npo", "rmu"),
         lrs=(1e-3, 3e-3),
         unlearn_steps=16,
-        checkpoint_every=8,
+        checkpoint_every=16,
         probe_steps=100,
         n_eval=15,
     ),
@@ -137,10 +140,10 @@ CLAIMS = (
         expect={
             "quick": (
                 "inconclusive",
-                "measured (3 seeds, one Llama-style model, 16 unlearned models): ES's PCC under "
-                "relearning 0.924, 0.915, 0.843 against the best other's 1.000 (truth ratio, "
-                "nearly constant over the population), 0.909 (log-PPL), 0.913 (truth ratio); "
-                "log-PPL and ROUGE track relearning as well as ES at this scale",
+                "measured (3 seeds, one Llama-style model, 8 unlearned models): ES's PCC under "
+                "relearning 0.992, 0.850, 0.946 against the best other's 0.953 (log-PPL), "
+                "0.920 (log-PPL), 1.000 (truth ratio, nearly constant over the population); "
+                "log-PPL tracks relearning as well as ES at this scale",
             ),
             "full": (
                 "inconclusive",
@@ -162,8 +165,9 @@ CLAIMS = (
         expect={
             "quick": (
                 "contradicted",
-                "measured (3 seeds): ES's PCC under probing -0.03, -0.24, -0.18 against the best "
-                "other's 0.93, 0.95, 0.90 (log-PPL): the official ES needs the model to finish "
+                "measured (3 seeds): ES's PCC under probing -0.04, -0.27, 0.20 against the best "
+                "other's 0.92, 0.95, 1.00 (ROUGE, log-PPL, truth ratio): the official ES needs "
+                "the model to finish "
                 "the question before the answer, which a linear readout of block 1 of 2, fitted "
                 "on retain answers only, never does, so probed ES is flat near its floor",
             ),
@@ -187,8 +191,8 @@ CLAIMS = (
         expect={
             "quick": (
                 "inconclusive",
-                "measured (3 seeds): EM's PCC under noising 0.999 in every seed against ES's "
-                "0.990, 0.995, 0.995; EM does not break: 10% word noise on the question leaves "
+                "measured (3 seeds): EM's PCC under noising 1.000, 0.999, 0.998 against ES's "
+                "1.000, 0.999, 0.996; EM does not break: 10% word noise on the question leaves "
                 "the teacher-forced answer tokens, which EM scores, almost unchanged",
             ),
             "full": (
