@@ -427,9 +427,9 @@ def tuned(cfg: SequenceConfig) -> SequenceConfig:
 SEQ_PRESETS = {
     "smoke": with_rnn(
         SequenceConfig(
-            phase_episodes=(20, 20, 20),
-            window=10,
-            sf_eval_episodes=5,
+            phase_episodes=(12, 12, 12),
+            window=6,
+            sf_eval_episodes=2,
             cscg=CSCGConfig(refit_every=10, em_iters=3),
         ),
         hidden=16,

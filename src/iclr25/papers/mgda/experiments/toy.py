@@ -111,7 +111,7 @@ class ToyConfig:
 PRESETS = {
     "smoke": ToyConfig(
         radii=(1.0, 3.0),
-        steps=150,
+        steps=80,
         warm_start_steps=20,
         stability=StabilitySweep(radii=(4.0, 16.0), steps=40, alpha_grid=21),
         noise=NoiseStudy(sigmas=(0.5, 2.0), steps=200, repeats=2),
