@@ -512,13 +512,19 @@ class DHTM(SymbolChecks):
         if self.burst == "least_used" and burst.any():
             # DEVIATION: a bursting variable (no predicted cell in the observed column) learns
             # on a least-used cell of the column (fewest segments, ties at random; HTM's
-            # winner-cell rule) and its message for the next step is that cell alone. With the
-            # uniform bursting message of the notes, every context that once burst merges with
-            # all contexts already learned on that column, which aliases sequences for good.
+            # winner-cell rule; never clone 0, the episode-start cell) and its message for the
+            # next step is that cell alone. With the uniform bursting message of the notes,
+            # every context that once burst merges with all contexts already learned on that
+            # column, which aliases sequences for good.
             st = self.segments_
             used = np.bincount(
                 st.cell[: self.n_used_][st.alive[: self.n_used_]], minlength=self.n_hidden_cells
             ).reshape(self.n_copies, self.n_obs_states, self.cells_per_column)[:, obs]
+            if self.cells_per_column > 1:
+                # clone 0 is the fixed start cell of episodes that begin with this symbol (see
+                # `_posterior`); it never grows a segment, so it always looks unused, and
+                # picking it would merge this context with the episode start
+                used = np.where(np.arange(self.cells_per_column) == 0, np.inf, used)
             noise = self.rng.random(used.shape)
             pick = np.argmin(used + noise, axis=1) + obs * self.cells_per_column
             local = np.where(burst, pick, local)
