@@ -300,3 +300,19 @@ def test_least_used_bursting_never_picks_the_episode_start_cell():
         m.partial_fit(0)
         np.testing.assert_allclose(m.predict_next(), [0, 1, 0, 0])
     assert set(picks) == {1}
+
+
+def test_least_used_bursting_keeps_clones_with_live_outgoing_segments():
+    """A clone whose own segments died but whose outgoing segments live on still stands for a
+    context: a burst must pick a clone that takes part in no segment (issue 19)."""
+    for seed in range(12):
+        m = DHTM(4, cells_per_column=3, n_copies=1, n_vars_per_factor=2, random_state=seed)
+        for o in (1, 0, 2):  # start cell of 1 -> clone x of 0 -> a clone of 2
+            m.partial_fit(o)
+        st = m.segments_
+        x = int(st.rec[: m.n_used_][st.cell[: m.n_used_] // 3 == 2][0, 0])  # the clone of 0
+        st.alive[: m.n_used_] &= st.cell[: m.n_used_] != x  # x's own segment dies
+        m.reset()
+        m.partial_fit(3)
+        m.partial_fit(0)  # bursts: clones of 0 are the start cell, x and one free clone
+        assert int(m._prev_sample[0]) not in (0, x)

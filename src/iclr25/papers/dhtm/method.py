@@ -511,15 +511,23 @@ class DHTM(SymbolChecks):
         local = np.minimum((cdf < u * cdf[:, -1:]).sum(axis=1), self.cells_per_var - 1)
         if self.burst == "least_used" and burst.any():
             # DEVIATION: a bursting variable (no predicted cell in the observed column) learns
-            # on a least-used cell of the column (fewest segments, ties at random; HTM's
-            # winner-cell rule; never clone 0, the episode-start cell) and its message for the
+            # on a least-used cell of the column (fewest segments on it or from it, ties at
+            # random; HTM's winner-cell rule; never clone 0, the episode-start cell) and its message for the
             # next step is that cell alone. With the uniform bursting message of the notes,
             # every context that once burst merges with all contexts already learned on that
             # column, which aliases sequences for good.
             st = self.segments_
-            used = np.bincount(
-                st.cell[: self.n_used_][st.alive[: self.n_used_]], minlength=self.n_hidden_cells
-            ).reshape(self.n_copies, self.n_obs_states, self.cells_per_column)[:, obs]
+            live = st.alive[: self.n_used_]
+            # a clone's use: the live segments it takes part in, on it (postsynaptic) or from
+            # it (presynaptic); a clone whose own segments died but whose outgoing ones live
+            # on is still another context's state and must not be reused
+            pre = st.rec[: self.n_used_][live].reshape(-1)
+            used = (
+                np.bincount(st.cell[: self.n_used_][live], minlength=self.n_cells)
+                + np.bincount(pre, minlength=self.n_cells)
+            )[: self.n_hidden_cells].reshape(
+                self.n_copies, self.n_obs_states, self.cells_per_column
+            )[:, obs]
             if self.cells_per_column > 1:
                 # clone 0 is the fixed start cell of episodes that begin with this symbol (see
                 # `_posterior`); it never grows a segment, so it always looks unused, and
