@@ -12,10 +12,8 @@ import dataclasses
 import numpy as np
 
 from iclr25.core.context import RunContext
-from iclr25.papers.dhtm import method
-from iclr25.papers.dhtm.training import SEQ_PRESETS, build_model, episode_stream
+from iclr25.papers.dhtm.training import build_model, episode_stream, tuned
 from iclr25.papers.dhtm.tuning import TUNING_CONFIG
-from iclr25.papers.dhtm.training import tuned
 
 
 def run(cfg, seed, c):
@@ -33,8 +31,9 @@ def run(cfg, seed, c):
         if burst.any():
             log["burst"] += 1
             st = model.segments_
-            used = np.bincount(st.cell[: model.n_used_][st.alive[: model.n_used_]],
-                               minlength=model.n_hidden_cells).reshape(-1, c)[obs]
+            used = np.bincount(
+                st.cell[: model.n_used_][st.alive[: model.n_used_]], minlength=model.n_hidden_cells
+            ).reshape(-1, c)[obs]
             log["_used"] = used
         return alpha, burst
 
@@ -79,10 +78,17 @@ if __name__ == "__main__":
         for c in args.cells:
             preds, log, per_col, model = run(cfg, seed, c)
             log.pop("_used", None)
-            same = "" if ref is None else (
-                f"identical predictions to c={args.cells[0]}: {np.array_equal(preds, ref)}; "
-                f"max |diff| {np.abs(preds - ref).max():.3g}")
+            same = (
+                ""
+                if ref is None
+                else (
+                    f"identical predictions to c={args.cells[0]}: {np.array_equal(preds, ref)}; "
+                    f"max |diff| {np.abs(preds - ref).max():.3g}"
+                )
+            )
             if ref is None:
                 ref = preds
-            print(f"seed {seed} c={c:3d}: cells with segments per column {per_col.tolist()} "
-                  f"(max {per_col.max()}), segments {model.n_segments}, {log}; {same}")
+            print(
+                f"seed {seed} c={c:3d}: cells with segments per column {per_col.tolist()} "
+                f"(max {per_col.max()}), segments {model.n_segments}, {log}; {same}"
+            )

@@ -11,7 +11,6 @@ Variants (all at the tuned point: lr_f 0.2, 40 cells, one hidden variable):
 
 import argparse
 import dataclasses
-import sys
 import time
 
 import numpy as np
@@ -19,7 +18,12 @@ import numpy as np
 from iclr25.core.context import RunContext
 from iclr25.papers.dhtm.method import DHTM
 from iclr25.papers.dhtm.training import (
-    SEQ_PRESETS, _smooth, _step_kinds, build_model, episode_stream, recovery_time, windowed,
+    SEQ_PRESETS,
+    _smooth,
+    _step_kinds,
+    build_model,
+    episode_stream,
+    recovery_time,
 )
 
 
@@ -44,7 +48,8 @@ class Variant(DHTM):
             if not self.old_count:  # as DHTM since 5464d60: outgoing segments count too
                 used += np.bincount(st.rec[:n][live].reshape(-1), minlength=self.n_cells)
             used = used[: self.n_hidden_cells].reshape(
-                self.n_copies, self.n_obs_states, self.cells_per_column)[:, obs]
+                self.n_copies, self.n_obs_states, self.cells_per_column
+            )[:, obs]
             if not self.old_count:  # as DHTM since f0a26e7: never the start cell
                 used[:, 0] = np.inf
             noise = self.rng.random(used.shape)
@@ -76,9 +81,16 @@ def run(cfg, seed, variant):
     ctx = RunContext(seed=seed)
     processes, stream = episode_stream(cfg, ctx)
     base = build_model("dhtm", cfg, ctx.rngs.child("models").int_seed())
-    m = Variant(base.n_obs_states, 1, cells_per_column=cfg.dhtm.cells_per_column,
-                n_copies=cfg.dhtm.copies, n_vars_per_factor=cfg.dhtm.vars_per_factor,
-                lr_f=cfg.dhtm.lr_f, burst=burst, random_state=ctx.rngs.child("models").int_seed())
+    m = Variant(
+        base.n_obs_states,
+        1,
+        cells_per_column=cfg.dhtm.cells_per_column,
+        n_copies=cfg.dhtm.copies,
+        n_vars_per_factor=cfg.dhtm.vars_per_factor,
+        lr_f=cfg.dhtm.lr_f,
+        burst=burst,
+        random_state=ctx.rngs.child("models").int_seed(),
+    )
     m.union, m.old_count = union, start
     n = len(stream)
     ex, raw, orc = np.zeros(n), np.zeros(n), np.zeros(n)
@@ -102,14 +114,18 @@ def run(cfg, seed, variant):
         orc[i] /= len(ep) - 1
     ex = raw - orc
     out = {
-        "pre": ex[bounds[1] - cfg.window: bounds[1]].mean(),
-        "rec": recovery_time(ex[bounds[1]:bounds[2]], cfg.window, cfg.recovery_tol),
-        "area": ex[bounds[1]:bounds[2]].sum(),
-        "rec_back": recovery_time(ex[bounds[2]:bounds[3]], cfg.window, cfg.recovery_tol),
-        "area_back": ex[bounds[2]:bounds[3]].sum(),
-        "unexp": ks[0] / max(kn[0], 1), "after": ks[1] / max(kn[1], 1),
-        "clean": ks[2] / max(kn[2], 1), "segs": m.n_segments,
-        "n_unexp": kn[0], "n_after": kn[1], "n_clean": kn[2],
+        "pre": ex[bounds[1] - cfg.window : bounds[1]].mean(),
+        "rec": recovery_time(ex[bounds[1] : bounds[2]], cfg.window, cfg.recovery_tol),
+        "area": ex[bounds[1] : bounds[2]].sum(),
+        "rec_back": recovery_time(ex[bounds[2] : bounds[3]], cfg.window, cfg.recovery_tol),
+        "area_back": ex[bounds[2] : bounds[3]].sum(),
+        "unexp": ks[0] / max(kn[0], 1),
+        "after": ks[1] / max(kn[1], 1),
+        "clean": ks[2] / max(kn[2], 1),
+        "segs": m.n_segments,
+        "n_unexp": kn[0],
+        "n_after": kn[1],
+        "n_clean": kn[2],
     }
     return out, raw, orc
 
@@ -124,11 +140,13 @@ if __name__ == "__main__":
     ap.add_argument("--lr-f", type=float, default=None)
     ap.add_argument("--cells", type=int, default=None)
     args = ap.parse_args()
-    cfg = dataclasses.replace(SEQ_PRESETS["quick"], generator=args.generator,
-                              phase_episodes=(args.episodes,) * 3)
+    cfg = dataclasses.replace(
+        SEQ_PRESETS["quick"], generator=args.generator, phase_episodes=(args.episodes,) * 3
+    )
     if args.cells is not None:
         cfg = dataclasses.replace(
-            cfg, dhtm=dataclasses.replace(cfg.dhtm, cells_per_column=args.cells))
+            cfg, dhtm=dataclasses.replace(cfg.dhtm, cells_per_column=args.cells)
+        )
     if args.lr_f is not None:
         cfg = dataclasses.replace(cfg, dhtm=dataclasses.replace(cfg.dhtm, lr_f=args.lr_f))
     print(cfg.dhtm, cfg.generator, cfg.phase_episodes, flush=True)
@@ -140,8 +158,12 @@ if __name__ == "__main__":
             out, raw, orc = run(cfg, s, v)
             rows.append(out)
             curves[f"{v}/{s}"] = (raw, orc)
-            print(f"{v:20s} seed {s}: " + ", ".join(f"{k} {x:.3g}" for k, x in out.items())
-                  + f" ({time.process_time() - t0:.1f} s cpu)", flush=True)
+            print(
+                f"{v:20s} seed {s}: "
+                + ", ".join(f"{k} {x:.3g}" for k, x in out.items())
+                + f" ({time.process_time() - t0:.1f} s cpu)",
+                flush=True,
+            )
         mean = {k: np.mean([r[k] for r in rows]) for k in rows[0]}
         print(f"{v:20s} MEAN   : " + ", ".join(f"{k} {x:.3g}" for k, x in mean.items()), flush=True)
     if args.save:

@@ -106,21 +106,15 @@ def test_tuning_selects_the_lowest_mean_score_on_tuning_seeds(monkeypatch):
 
     def fake_scores(base, method, point, seeds, jobs):
         calls.extend(seeds)
-        return [
-            float(point["dhtm.cells_per_column"]) + 10 * point["dhtm.lr_f"] + s % 2 for s in seeds
-        ]
+        return [abs(point["dhtm.lr_f"] - 0.05) + s % 2 for s in seeds]
 
     monkeypatch.setattr(tuning, "_scores", fake_scores)
     rows = tuning.evaluate_grid(SEQ_PRESETS["smoke"], seeds=(100, 101), methods=("dhtm",))
     assert set(calls) == {100, 101} and len(rows) == 18
     # the burst rule does not change the fake score: the tie goes to the earlier point
-    assert [r["chosen"] for r in rows] == [""] * 6 + ["yes"] + [""] * 11
-    assert rows[6]["score"] == pytest.approx(6 + 1 + 0.5)
-    assert tuning.chosen(rows) == {
-        "dhtm.burst": "uniform",
-        "dhtm.cells_per_column": 6,
-        "dhtm.lr_f": 0.1,
-    }
+    assert [r["chosen"] for r in rows] == [""] * 3 + ["yes"] + [""] * 14
+    assert rows[3]["score"] == pytest.approx(0.5)
+    assert tuning.chosen(rows) == {"dhtm.burst": "uniform", "dhtm.lr_f": 0.05}
 
 
 def test_a_tuning_point_runs_through_the_runner_at_the_base_config(monkeypatch):

@@ -512,10 +512,10 @@ class DHTM(SymbolChecks):
         if self.burst == "least_used" and burst.any():
             # DEVIATION: a bursting variable (no predicted cell in the observed column) learns
             # on a least-used cell of the column (fewest segments on it or from it, ties at
-            # random; HTM's winner-cell rule; never clone 0, the episode-start cell) and its message for the
-            # next step is that cell alone. With the uniform bursting message of the notes,
-            # every context that once burst merges with all contexts already learned on that
-            # column, which aliases sequences for good.
+            # random; HTM's winner-cell rule; never clone 0, the episode-start cell) and its
+            # message for the next step is that cell alone. With the uniform bursting message of
+            # the notes, every context that once burst merges with all contexts already learned
+            # on that column, which aliases sequences for good.
             st = self.segments_
             live = st.alive[: self.n_used_]
             # a clone's use: the live segments it takes part in, on it (postsynaptic) or from

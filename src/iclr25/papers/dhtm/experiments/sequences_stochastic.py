@@ -22,34 +22,38 @@ from iclr25.papers.dhtm.training import (
 PRESETS = variant_presets("stochastic_transitions")
 
 _WHY = (
-    "DHTM gives a redrawn (unexpected) symbol almost no probability (about 4.5 nats of excess "
+    "DHTM gives a redrawn (unexpected) symbol almost no probability (about 4.4 nats of excess "
     "surprise at such steps, CSCG about 2.5, LSTM below the oracle) and, with least-used "
     "bursting, loses its context for the rest of the episode (about 1.6 nats at the later "
     "steps, CSCG 0.5); on the other steps it is as good as CSCG and RWKV"
 )
 _QUICK = "at quick scale (3 seeds, 100 episodes per phase) "
+# quick means over the 3 seeds: DHTM's area after the switch back (31) against these
+_QUICK_AREA_BACK = {"LSTM": 21, "CSCG": 12}
 
 
 def _quick(b: str, metric: str) -> tuple[str, str]:
     """Quick expectation of `metric`_vs_`b` as measured (3 seeds)."""
+    if metric == "area_back" and b in _QUICK_AREA_BACK:
+        return (
+            "inconclusive",
+            _QUICK + f"DHTM's area after the switch back (about 31, 24-46 over seeds) is above "
+            f"{b}'s ({_QUICK_AREA_BACK[b]}), but one seed keeps most of its A segments, so the "
+            "95% t interval of the difference includes 0",
+        )
     if metric in ("area", "area_back"):
         return ("contradicted", _QUICK + _WHY + f", so its area is above {b}'s")
-    if metric == "recovery_back" and b == "CSCG":
-        return (
-            "contradicted",
-            _QUICK + "DHTM's windowed surprise after the switch back stays above the oracle's "
-            "for about 72 more episodes than CSCG's (" + _WHY + ")",
-        )
-    if metric == "sf_error" and b == "LSTM":
+    if metric == "sf_error":
         return (
             "reproduced",
-            _QUICK + "DHTM's successor features at the end of phase B are closer to the exact "
-            "ones than the LSTM's (L1 0.3 lower): its rollouts follow the likely sequences",
+            _QUICK + f"DHTM's successor features at the end of phase B are closer to the exact "
+            f"ones than {b}'s (L1 about 0.32 against 0.6-0.8): its rollouts follow the likely "
+            "sequences",
         )
     return (
         "inconclusive",
         _QUICK + "the 95% t interval of the difference includes 0 (recovery times censored "
-        "at 100 episodes on some seeds, SF errors spread widely)",
+        "at 100 episodes on most seeds)",
     )
 
 
