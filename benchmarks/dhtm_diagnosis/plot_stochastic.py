@@ -1,5 +1,5 @@
-"""Plot the surprise curves saved by stochastic.py --save (args: "title=file.npz" ...) to
-/tmp/dhtm_stochastic_surprise.png and print the windowed excess at checkpoints."""
+"""Plot the surprise curves saved by stochastic.py --save (args: [--out=PNG] "title=file.npz" ...;
+default PNG /tmp/dhtm_stochastic_surprise.png) and print the windowed excess at checkpoints."""
 
 import matplotlib
 import numpy as np
@@ -11,7 +11,9 @@ import matplotlib.pyplot as plt
 
 from iclr25.papers.dhtm.training import windowed
 
-runs = dict(a.split("=", 1) for a in sys.argv[1:]) or {
+args = sys.argv[1:]
+out = next((a.split("=", 1)[1] for a in args if a.startswith("--out=")), None)
+runs = dict(a.split("=", 1) for a in args if not a.startswith("--out=")) or {
     "lr_f 0.2 (tuned)": "/tmp/st_lr02.npz",
     "lr_f 0.1 (paper)": "/tmp/st_lr01.npz",
     "lr_f 0.05": "/tmp/st_lr005.npz",
@@ -41,12 +43,13 @@ for ax, (title, f) in zip(axes, runs.items()):
         rows.append((title, v, [ex[a:b].mean() for a, b in cps]))
     for x in (300, 600):
         ax.axvline(x, color="grey", ls=":")
-    ax.set_title(f"DHTM, stochastic transitions, {title}")
+    ax.set_title(f"DHTM, stochastic transitions, {title}\n(mean of tuning seeds 100-104)")
     ax.set_xlabel("episode")
     ax.legend(fontsize=7)
-axes[0].set_ylabel("surprise per step (nats, 20-episode window, mean of seeds 100-104)")
+axes[0].set_ylabel("surprise (nats/step, 20-ep. window)")
+axes[0].set_ylim(0, 1.5)  # the first episodes (up to 3.6) are cut
 fig.tight_layout()
-fig.savefig("/tmp/dhtm_stochastic_surprise.png", dpi=90)
+fig.savefig(out or "/tmp/dhtm_stochastic_surprise.png", dpi=90)
 print("episodes:", cps)
 for t, v, xs in rows:
     print(f"{t:18s} {v:18s} " + " ".join(f"{x:6.3f}" for x in xs))

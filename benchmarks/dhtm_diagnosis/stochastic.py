@@ -1,7 +1,8 @@
 """DHTM's surprise per episode against the oracle's on stochastic transitions, per bursting
 variant (diagnosis of issue 19; small scale, tuning seeds).
 
-Variants (all at the tuned point: lr_f 0.2, 40 cells, one hidden variable):
+Variants (all at the tuned point of `TUNED`, 40 cells, one hidden variable; --lr-f and --cells
+override):
 - least_used: the tuned rule (learn on a least-used clone, send only it forward)
 - uniform: the official rule (uniform posterior over the column, learn on a sample of it)
 - winner_union: HTM's rule (learn on a least-used clone, send the whole column forward)
