@@ -36,7 +36,7 @@ def _not_learned(b: str) -> str:
 def _area(b: str, when: str) -> dict[str, tuple[str, str]]:
     quick = (
         "at quick scale (3 seeds, 100 episodes per phase) with noisy emissions DHTM does not "
-        "learn the aliased contexts (excess surprise about 0.9 nats per step before the "
+        "learn the aliased contexts (excess surprise about 0.7 nats per step before the "
         f"switch) and its area {when} is far above {b}'s on every seed"
     )
     full = _not_learned(b) + f", so its area {when} is far above {b}'s"
