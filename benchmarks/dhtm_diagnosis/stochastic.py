@@ -34,39 +34,18 @@ class Variant(DHTM):
     union = False
     old_count = False
 
-    def observe(self, observation):
-        obs = self._check_obs(observation)
-        if self._alpha is not None and self._action is None:
-            self._action = 0
-        alpha, burst = self._posterior(obs)
-        cdf = np.cumsum(alpha, axis=1)
-        u = self.rng.random((self.n_copies, 1))
-        local = np.minimum((cdf < u * cdf[:, -1:]).sum(axis=1), self.cells_per_var - 1)
-        if self.burst == "least_used" and burst.any():
-            st, n = self.segments_, self.n_used_
-            live = st.alive[:n]
-            used = np.bincount(st.cell[:n][live], minlength=self.n_cells).astype(float)
-            if not self.old_count:  # as DHTM since 5464d60: outgoing segments count too
-                used += np.bincount(st.rec[:n][live].reshape(-1), minlength=self.n_cells)
-            used = used[: self.n_hidden_cells].reshape(
-                self.n_copies, self.n_obs_states, self.cells_per_column
-            )[:, obs]
-            if not self.old_count:  # as DHTM since f0a26e7: never the start cell
-                used[:, 0] = np.inf
-            noise = self.rng.random(used.shape)
-            pick = np.argmin(used + noise, axis=1) + obs * self.cells_per_column
-            local = np.where(burst, pick, local)
-            if not self.union:  # union: keep the uniform column as the message
-                alpha[burst] = 0.0
-                alpha[burst, local[burst]] = 1.0
-        sample = local + np.arange(self.n_copies) * self.cells_per_var
-        if self._prev_sample is not None:
-            self._learn(self._prev_sample, self._action, sample)
-        self._alpha = alpha
-        self._prev_sample, self._action = sample, None
-        self._priors = {}
-        self.n_steps_ += 1
-        return self
+    def _clone_use(self, obs):
+        if not self.old_count:  # as DHTM: outgoing segments count, never the start cell
+            return super()._clone_use(obs)
+        st, n = self.segments_, self.n_used_
+        used = np.bincount(st.cell[:n][st.alive[:n]], minlength=self.n_cells).astype(float)
+        return used[: self.n_hidden_cells].reshape(
+            self.n_copies, self.n_obs_states, self.cells_per_column
+        )[:, obs]
+
+    def _burst_message(self, alpha, burst, local):
+        if not self.union:  # union: keep the uniform column as the message
+            super()._burst_message(alpha, burst, local)
 
 
 VARIANTS = {  # burst, union message, pre-fix clone count

@@ -516,28 +516,11 @@ class DHTM(SymbolChecks):
             # message for the next step is that cell alone. With the uniform bursting message of
             # the notes, every context that once burst merges with all contexts already learned
             # on that column, which aliases sequences for good.
-            st = self.segments_
-            live = st.alive[: self.n_used_]
-            # a clone's use: the live segments it takes part in, on it (postsynaptic) or from
-            # it (presynaptic); a clone whose own segments died but whose outgoing ones live
-            # on is still another context's state and must not be reused
-            pre = st.rec[: self.n_used_][live].reshape(-1)
-            used = (
-                np.bincount(st.cell[: self.n_used_][live], minlength=self.n_cells)
-                + np.bincount(pre, minlength=self.n_cells)
-            )[: self.n_hidden_cells].reshape(
-                self.n_copies, self.n_obs_states, self.cells_per_column
-            )[:, obs]
-            if self.cells_per_column > 1:
-                # clone 0 is the fixed start cell of episodes that begin with this symbol (see
-                # `_posterior`); it never grows a segment, so it always looks unused, and
-                # picking it would merge this context with the episode start
-                used = np.where(np.arange(self.cells_per_column) == 0, np.inf, used)
+            used = self._clone_use(obs)
             noise = self.rng.random(used.shape)
             pick = np.argmin(used + noise, axis=1) + obs * self.cells_per_column
             local = np.where(burst, pick, local)
-            alpha[burst] = 0.0
-            alpha[burst, local[burst]] = 1.0
+            self._burst_message(alpha, burst, local)
         sample = local + np.arange(self.n_copies) * self.cells_per_var
         if self._prev_sample is not None:
             self._learn(self._prev_sample, self._action, sample)
@@ -546,6 +529,32 @@ class DHTM(SymbolChecks):
         self._priors = {}
         self.n_steps_ += 1
         return self
+
+    def _clone_use(self, obs: int) -> np.ndarray:
+        """Per copy, the use of each clone of column `obs` for least-used bursting: the live
+        segments it takes part in, on it (postsynaptic) or from it (presynaptic), and +inf for
+        clone 0. Shape (copies, cells_per_column).
+
+        A clone whose own segments died but whose outgoing ones live on is still another
+        context's state and must not be reused; clone 0 is the fixed start cell of episodes
+        that begin with this symbol (see `_posterior`): it never grows a segment, so it would
+        always look unused, and picking it would merge this context with the episode start."""
+        st, n = self.segments_, self.n_used_
+        live = st.alive[:n]
+        used = (
+            np.bincount(st.cell[:n][live], minlength=self.n_cells)
+            + np.bincount(st.rec[:n][live].reshape(-1), minlength=self.n_cells)
+        )[: self.n_hidden_cells].reshape(self.n_copies, self.n_obs_states, self.cells_per_column)
+        used = used[:, obs].astype(float)
+        if self.cells_per_column > 1:
+            used[:, 0] = np.inf
+        return used
+
+    def _burst_message(self, alpha: np.ndarray, burst: np.ndarray, local: np.ndarray) -> None:
+        """Least-used bursting: a bursting variable's message for the next step is its picked
+        cell alone (in place on `alpha`)."""
+        alpha[burst] = 0.0
+        alpha[burst, local[burst]] = 1.0
 
     def _learn(self, prev: np.ndarray, prev_action: int, sample: np.ndarray) -> None:
         st, n = self.segments_, self.n_used_
