@@ -22,8 +22,8 @@ PRESETS = variant_presets("noisy_emissions")
 
 _NOT_LEARNED = (
     "with noisy emissions DHTM does not learn the aliased contexts at our settings (excess "
-    "surprise about 1.1 nats per step before the switch, at the level of first-order Markov "
-    "counts; about 630 segments against 37 on the deterministic task; 3.3 nats of excess at the "
+    "surprise about 1.0 nats per step before the switch, at the level of first-order Markov "
+    "counts; about 650 segments against 35 on the deterministic task; 2.8 nats of excess at the "
     "steps after a replaced symbol, {B} {after}), while {B} averages the noise out"
 )
 _AFTER = {"LSTM": "0.3", "RWKV": "0.7", "CSCG": "1.5"}
@@ -63,8 +63,8 @@ def _censored(b: str, what: str) -> tuple[str, str]:
 def _recovery_full(b: str) -> tuple[str, str]:
     return (
         "contradicted",
-        _not_learned(b) + f"; DHTM's recovery is censored at 300 episodes on 8-9 of 10 seeds, {b} "
-        "recovers on most",
+        _not_learned(b) + "; DHTM's recovery is censored at 300 episodes on 6 of 10 seeds after "
+        f"the switch and on all 10 after the switch back, {b} recovers on most",
     )
 
 
@@ -113,11 +113,11 @@ CLAIMS = sequence_claims(
         },
         "recovery_vs_cscg": {
             "quick": _censored("CSCG", "is censored too"),
-            "full": _recovery_cscg("after the switch", 278, 256),
+            "full": _recovery_cscg("after the switch", 233, 256),
         },
         "recovery_back_vs_cscg": {
             "quick": _censored("CSCG", "is censored too"),
-            "full": _recovery_cscg("after the switch back", 280, 248),
+            "full": _recovery_cscg("after the switch back", 300, 248),
         },
         **{
             f"sf_error_vs_{b}": {"quick": _SF_QUICK, "full": _sf_full(b.upper())}
