@@ -16,7 +16,7 @@ from iclr25.papers.icp import (
     td_loss,
     train_hanabi,
 )
-from iclr25.papers.icp.method import Rollout
+from iclr25.papers.icp.method import Rollout, bootstrap_max
 
 SPEC = HanabiSpec()
 
@@ -124,6 +124,54 @@ def test_step_budget_checkpoints_and_fixed_map(seed):
         phi[0] = 0
 
 
+def _trained_weights(method, target_every, seed, game_steps=240):
+    with torch_seed(seed):
+        team = train_hanabi(
+            method,
+            SPEC,
+            TrainSettings(batch=4, eval_games=4, target_every=target_every),
+            np.random.default_rng(seed),
+            torch.Generator().manual_seed(seed),
+            steps=game_steps,
+            hidden=8,
+        )
+    return [p.detach().clone() for p in team.net.parameters()]
+
+
+@pytest.mark.parametrize("method", ["vdn", "icp_dm"])
+def test_target_network_copied_every_update_is_the_online_network(method, seed):
+    """A target synced after every update equals the online network at every rollout, so
+    training is bit-identical to training without one; a target never synced after the start
+    bootstraps from the initial weights and training differs."""
+    none = _trained_weights(method, 0, seed)
+    every = _trained_weights(method, 1, seed)
+    frozen = _trained_weights(method, 10**9, seed)
+    assert all(torch.equal(a, b) for a, b in zip(none, every, strict=True))
+    assert not all(torch.equal(a, b) for a, b in zip(none, frozen, strict=True))
+
+
+def test_bootstrap_max_reads_the_target_network_on_the_same_inputs(seed):
+    with torch_seed(seed):
+        online = HanabiTeam.network(SPEC, "vdn", hidden=8)
+        target = HanabiTeam.network(SPEC, "vdn", hidden=8)
+    env = HanabiBatch(3, SPEC)
+    obs, mask = env.reset(np.random.default_rng(seed))
+    x = torch.from_numpy(obs)
+    B, N = mask.shape[:2]
+    h = torch.zeros(B * N, 8)
+    q, _ = online(x.reshape(B * N, -1), h)
+    q = q.view(B, N, -1)
+    legal = torch.from_numpy(mask)
+    best, h_none = bootstrap_max(q, x, mask, None, h)
+    assert torch.equal(best, q.detach().masked_fill(~legal, float("-inf")).amax(-1))
+    assert h_none is h
+    qt, ht = target(x.reshape(B * N, -1), h)
+    best, h_next = bootstrap_max(q, x, mask, target, h)
+    assert torch.equal(best, qt.detach().view(B, N, -1).masked_fill(~legal, float("-inf")).amax(-1))
+    assert torch.equal(h_next, ht.detach())
+    assert not best.requires_grad
+
+
 def test_bad_input():
     rng, gen = np.random.default_rng(0), torch.Generator()
     with pytest.raises(ValueError, match="method must be 'vdn', 'icp_rm' or 'icp_dm', got 'qmix'"):
@@ -136,6 +184,8 @@ def test_bad_input():
         train_hanabi("vdn", SPEC, TrainSettings(), rng, gen, steps=10.0)
     with pytest.raises(ValueError, match=r"num_messages must lie in 2\.\.14 .*got 15"):
         HanabiTeam.network(SPEC, "icp_rm", num_messages=15)
+    with pytest.raises(ValueError, match="target_every=-1 is not allowed"):
+        TrainSettings(target_every=-1)
     with pytest.raises(ValueError, match="needs an info_map"):
         HanabiTeam(SPEC, "icp_rm", HanabiTeam.network(SPEC, "icp_rm"))
     team = _team("vdn", 0)

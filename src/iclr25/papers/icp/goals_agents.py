@@ -26,6 +26,7 @@ from iclr25.papers.icp.method import (
     TrainSettings,
     _choose,
     _st_choice,
+    bootstrap_max,
     hat_decode,
     hat_encode,
     st_gumbel_softmax,
@@ -75,14 +76,17 @@ def goals_rollout(
     tau: float = 1.0,
     generator: torch.Generator | None = None,
     noise: float = 1.0,
+    target: AgentNet | None = None,
 ) -> Rollout:
-    """Play B games (H steps), keeping the autograd graph; `sent` is (H, B, N)."""
+    """Play B games (H steps), keeping the autograd graph; `sent` is (H, B, N). `target`: the
+    network whose values bootstrap (None: the online network's)."""
     sp, net, mode = team.spec, team.net, team.mode
     if env.spec != sp:
         raise ValueError(f"the environment's spec {env.spec} differs from the team's {sp}")
     B, N, A, M = env.num_envs, sp.num_agents, sp.num_actions, team.num_messages
     obs, mask = env.reset(rng)
     h = torch.zeros(B * N, net.hidden)
+    h_target = torch.zeros(B * N, net.hidden)
     slot = torch.zeros(B, N, N * M)
     regular = np.ones(A, dtype=bool)
     regular[sp.scouting_actions] = False
@@ -124,7 +128,8 @@ def goals_rollout(
                 gates.append(gate[:, 1])
                 actions[:, k] = np.where(send[:, k], team.info_map.encode(msg), act)
         q_taken.append(q.gather(-1, torch.from_numpy(actions)[..., None])[..., 0])
-        best.append(q.detach().masked_fill(~torch.from_numpy(mask), float("-inf")).amax(-1))
+        top, h_target = bootstrap_max(q, x, mask, target, h_target)
+        best.append(top)
         obs, mask, reward, _ = env.step(actions)
         rewards.append(torch.from_numpy(reward))
         if mode in ("icp_rm", "icp_dm"):

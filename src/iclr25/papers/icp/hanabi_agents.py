@@ -39,6 +39,7 @@ from iclr25.papers.icp.method import (
     TrainSettings,
     _choose,
     _st_choice,
+    bootstrap_max,
     hat_decode,
     hat_encode,
     schedule,
@@ -134,11 +135,14 @@ def hanabi_rollout(
     tau: float = 1.0,
     generator: torch.Generator | None = None,
     noise: float = 1.0,
+    target: AgentNet | None = None,
 ) -> Rollout:
     """Play B games to their end, keeping the autograd graph (DIAL through the messages).
 
-    `generator=None`: greedy gate and messages (execution). Returns a `Rollout` with `live`;
-    `sent` is (L, B): whether the player on turn hinted (VDN) or sent a message (ICP modes).
+    `generator=None`: greedy gate and messages (execution). `target`: the network whose values
+    bootstrap (`Rollout.next_max`; None: the online network's). Returns a `Rollout` with
+    `live`; `sent` is (L, B): whether the player on turn hinted (VDN) or sent a message (ICP
+    modes).
     """
     sp, net, mode = team.spec, team.net, team.mode
     if env.spec != sp:
@@ -146,6 +150,7 @@ def hanabi_rollout(
     B, N, A, M = env.num_envs, sp.num_players, sp.num_actions, team.num_messages
     obs, mask = env.reset(rng)
     h = torch.zeros(B * N, net.hidden)
+    h_target = torch.zeros(B * N, net.hidden)
     slot = torch.zeros(B, N, M)
     regular = np.ones(A, dtype=bool)
     regular[sp.scouting_actions] = False
@@ -185,7 +190,8 @@ def hanabi_rollout(
             send = gate.detach().numpy() > 0.5
             actions[:, a] = np.where(send, team.info_map.encode(msg), act)
         q_taken.append(q.gather(-1, torch.from_numpy(actions)[..., None])[..., 0])
-        best.append(q.detach().masked_fill(~torch.from_numpy(mask), float("-inf")).amax(-1))
+        top, h_target = bootstrap_max(q, x, mask, target, h_target)
+        best.append(top)
         lives.append(torch.from_numpy(live).float())
         obs, mask, reward, _ = env.step(actions)
         rewards.append(torch.from_numpy(reward))
@@ -270,23 +276,36 @@ def fit_hanabi(
     `log(step, metrics)` receives the greedy evaluations (`settings.eval_games` games), at the
     checkpoint's nominal step. `settings.episodes` and `settings.eval_every` are not used.
     `game` swaps in another environment's batch class, rollout and evaluation (default: Hanabi).
+    `settings.target_every > 0`: a target network, a copy of the online one taken at the start
+    and every `target_every` updates, gives the bootstrap values.
     """
     game = game or HANABI
     total = total_steps or steps
     env = game.batch(settings.batch, team.spec)
     opt = torch.optim.Adam(team.net.parameters(), lr=settings.lr)
-    used = start_step
+    target = copy.deepcopy(team.net).requires_grad_(False) if settings.target_every else None
+    used, updates = start_step, 0
     checkpoints = [total * (k + 1) // eval_points for k in range(eval_points)]
     while used < start_step + steps:
         eps, tau = schedule(settings, used / total)
         ro = game.rollout(
-            team, env, rng, eps=eps, tau=tau, generator=generator, noise=settings.gumbel_scale
+            team,
+            env,
+            rng,
+            eps=eps,
+            tau=tau,
+            generator=generator,
+            noise=settings.gumbel_scale,
+            target=target,
         )
         loss = td_loss(ro, settings.gamma)
         opt.zero_grad()
         loss.backward()
         nn.utils.clip_grad_norm_(team.net.parameters(), settings.grad_clip)
         opt.step()
+        updates += 1
+        if target is not None and updates % settings.target_every == 0:
+            target.load_state_dict(team.net.state_dict())
         before, used = used, used + int(ro.live.sum())
         for c in checkpoints:
             if log is not None and before < c <= used:

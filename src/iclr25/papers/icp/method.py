@@ -394,6 +394,28 @@ def td_loss(ro: Rollout, gamma: float) -> torch.Tensor:
     return err.sum() / ro.live.sum().clamp(min=1.0)
 
 
+def bootstrap_max(
+    q: torch.Tensor,
+    x: torch.Tensor,
+    mask: np.ndarray,
+    target: AgentNet | None,
+    h_target: torch.Tensor | None,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """max over legal a' of the bootstrap Q at this step, (B, N), detached, and the target
+    network's next hidden state.
+
+    `target=None`: the online values `q` (B, N, A), detached. Otherwise the target network's
+    values on the same inputs `x` (B, N, D), run on its own GRU state `h_target` (B N, hidden).
+    """
+    if target is not None:
+        B, N, A = q.shape
+        with torch.no_grad():
+            qt, h_target = target(x.detach().reshape(B * N, -1), h_target)
+        q = qt.view(B, N, A)
+    best = q.detach().masked_fill(~torch.from_numpy(mask), float("-inf")).amax(-1)
+    return best, h_target
+
+
 def schedule(settings: TrainSettings, frac: float) -> tuple[float, float]:
     """(ε, Gumbel τ) after `frac` of the run: ε anneals linearly over `eps_frac` of the run,
     τ over the whole run."""
@@ -557,6 +579,10 @@ class TrainSettings:
         grad_clip: Gradient-norm clip.
         eval_every: Updates between greedy evaluations (0: only at the end).
         eval_games: Games per evaluation.
+        target_every: Small Hanabi and Revealing Goals (`hanabi_agents.fit_hanabi`): updates
+            between copies of the online network into a target network that gives the
+            bootstrap values max_a' Q(o', a'); 0: no target network (the online network's
+            values, detached). Guessing Numbers' `fit` does not use it.
     """
 
     episodes: int = 30000
@@ -572,6 +598,7 @@ class TrainSettings:
     grad_clip: float = 10.0
     eval_every: int = 0
     eval_games: int = 1000
+    target_every: int = 0
 
     def __post_init__(self) -> None:
         check_int("batch", self.batch, 1)
@@ -589,6 +616,7 @@ class TrainSettings:
         check_float("grad_clip", self.grad_clip, 0, None, low_open=True)
         check_int("eval_every", self.eval_every, 0)
         check_int("eval_games", self.eval_games, 1)
+        check_int("target_every", self.target_every, 0)
 
 
 def fit(

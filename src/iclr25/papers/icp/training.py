@@ -24,8 +24,34 @@ TEAM_METHODS = ("vdn", "icp_rm", "icp_dm")
 
 
 @configclass
+class MethodTuning:
+    """The tuned hyperparameters of one method (chosen per method on the tuning seeds, see
+    `iclr25.papers.icp.tuning`)."""
+
+    lr: Annotated[float, Range(0, None, low_open=True)] = 1e-3
+    """Adam step size."""
+    gamma: Annotated[float, Range(0, 1)] = 0.9
+    """Discount."""
+    target_every: Annotated[int, Range(0, None)] = 0
+    """Updates between copies of the online network into the target network (0: none, the
+    online network's detached values bootstrap)."""
+
+
+TUNED: dict[str, dict[str, MethodTuning]] = {
+    "icp.hanabi_small": {m: MethodTuning(lr=1e-3, gamma=0.9) for m in TEAM_METHODS},
+    "icp.revealing_goals": {m: MethodTuning(lr=3e-3, gamma=0.99) for m in TEAM_METHODS},
+}
+"""Experiment -> method -> the hyperparameters chosen on the tuning seeds (the highest-scoring
+point of `tuning.GRID` per method in `benchmarks/results/icp_tuning.json`; a test checks that
+they agree). The presets of both experiments use them. Small Hanabi is not tuned yet: its
+methods keep the earlier shared setting (Adam 1e-3, discount 0.9, no target network)."""
+
+
+@configclass
 class TeamTraining:
-    """Training of every method at equal environment steps (the same for every method)."""
+    """Training of every method at equal environment steps and equal games per update; the
+    step size, discount and target network are each method's own (`vdn`, `icp_rm`,
+    `icp_dm`)."""
 
     methods: tuple[str, ...] = TEAM_METHODS
     """Methods to train (subset of vdn, icp_rm, icp_dm)."""
@@ -33,10 +59,12 @@ class TeamTraining:
     """Environment steps per method (ICP-DM's two stages share them)."""
     batch: Annotated[int, Range(1, None)] = 64
     """Games per update."""
-    lr: Annotated[float, Range(0, None, low_open=True)] = 1e-3
-    """Adam step size."""
-    gamma: Annotated[float, Range(0, 1)] = 0.9
-    """Discount."""
+    vdn: MethodTuning = MethodTuning()
+    """VDN's hyperparameters."""
+    icp_rm: MethodTuning = MethodTuning()
+    """ICP-RM's hyperparameters."""
+    icp_dm: MethodTuning = MethodTuning()
+    """ICP-DM's hyperparameters (both stages)."""
     hidden: Annotated[int, Range(1, None)] = 64
     """GRU width."""
     stage1_frac: Annotated[float, Range(0, 1, low_open=True, high_open=True)] = 0.5
@@ -54,10 +82,17 @@ class TeamTraining:
             f"a non-empty subset of {TEAM_METHODS}",
         )
 
-    def settings(self, **extra: Any) -> TrainSettings:
-        """The trainer's settings from this group (`extra`: further TrainSettings fields)."""
+    def settings(self, method: str, **extra: Any) -> TrainSettings:
+        """The trainer's settings of `method` from this group (`extra`: further TrainSettings
+        fields)."""
+        hp: MethodTuning = getattr(self, method)
         return TrainSettings(
-            batch=self.batch, lr=self.lr, gamma=self.gamma, eval_games=self.eval_games, **extra
+            batch=self.batch,
+            lr=hp.lr,
+            gamma=hp.gamma,
+            target_every=hp.target_every,
+            eval_games=self.eval_games,
+            **extra,
         )
 
 
@@ -66,14 +101,14 @@ def compare(
     num_messages: int,
     ctx: RunContext,
     spec: Any,
-    settings: TrainSettings,
     trainer: Callable,
     evaluate: Callable,
     key: str,
+    **extra: Any,
 ) -> dict[str, float]:
-    """Train every method of `train` for train.steps environment steps with `trainer`; greedy
-    `key` (score or success) along the way and at the end, on the same evaluation games for
-    every method."""
+    """Train every method of `train` for train.steps environment steps with `trainer`, each
+    with its own hyperparameters (`train.settings(method, **extra)`); greedy `key` (score or
+    success) along the way and at the end, on the same evaluation games for every method."""
     metrics: dict[str, float] = {}
     eval_seed = ctx.rngs.child("eval").int_seed()
     for method in ctx.progress(train.methods, desc="methods"):
@@ -88,7 +123,7 @@ def compare(
             team = trainer(
                 method,
                 spec,
-                settings,
+                train.settings(method, **extra),
                 rngs.child("train").np,
                 rngs.child("gumbel").torch(),
                 steps=train.steps,

@@ -15,14 +15,20 @@ from iclr25.core.experiment import Experiment, Metric
 from iclr25.papers.icp import plots
 from iclr25.papers.icp.hanabi import SCORING, HanabiSpec
 from iclr25.papers.icp.hanabi_agents import evaluate_hanabi, train_hanabi
-from iclr25.papers.icp.training import TeamTraining, compare
+from iclr25.papers.icp.training import TUNED, TeamTraining, compare
 
 # DEVIATION: Hanabi hyperparameters are ours (the paper's were not available), the same for
 # every method: GRU width 64, Adam 1e-3, discount 0.9 (with 0.99 VDN stayed at score 0 in our
 # pilot: its greedy policy hinted and discarded until the deck ran out), 64 games per update,
 # on-policy (no replay), no target network although games last up to ~33 turns, 300k
 # environment steps per method at full, 4 messages.
-TRAINING = TeamTraining(steps=300000, batch=64, lr=1e-3, gamma=0.9, hidden=64, eval_points=6)
+TRAINING = TeamTraining(
+    **TUNED["icp.hanabi_small"],
+    steps=300000,
+    batch=64,
+    hidden=64,
+    eval_points=6,
+)
 """The full preset's training group."""
 
 
@@ -157,16 +163,15 @@ METRICS = (
 def run(cfg: HanabiConfig, ctx: RunContext) -> dict[str, float]:
     """Train every method for cfg.train.steps environment steps; greedy score along the way and
     at the end (the same evaluation games for every method)."""
-    settings = cfg.train.settings(eps_frac=cfg.eps_frac)
     return compare(
         cfg.train,
         cfg.num_messages,
         ctx,
         cfg.spec(),
-        settings,
         train_hanabi,
         evaluate_hanabi,
         "score",
+        eps_frac=cfg.eps_frac,
     )
 
 

@@ -14,14 +14,20 @@ from iclr25.core.experiment import Experiment, Metric
 from iclr25.papers.icp import plots
 from iclr25.papers.icp.env import RevealingGoalsSpec
 from iclr25.papers.icp.goals_agents import evaluate_goals, train_goals
-from iclr25.papers.icp.training import TeamTraining, compare
+from iclr25.papers.icp.training import TUNED, TeamTraining, compare
 
 # DEVIATION: Revealing Goals at small scale: 2 agents on a 2 x 2 grid, 4 steps, 4 scouting
 # actions (the environment's defaults are 5 x 5 and 10 steps); on a 3 x 3 grid with 6 steps
 # ICP-DM, its explicit stage 1 included, stayed at chance for 2M steps in our pilots.
 # Hyperparameters as in Guessing Numbers (Adam 3e-3, discount 0.99), 64 games per update,
 # on-policy, 1M environment steps (250k games) per method at full.
-TRAINING = TeamTraining(steps=1000000, batch=64, lr=3e-3, gamma=0.99, hidden=64, eval_points=4)
+TRAINING = TeamTraining(
+    **TUNED["icp.revealing_goals"],
+    steps=1000000,
+    batch=64,
+    hidden=64,
+    eval_points=4,
+)
 """The full preset's training group."""
 
 
@@ -104,7 +110,6 @@ def run(cfg: GoalsConfig, ctx: RunContext) -> dict[str, float]:
         cfg.num_messages,
         ctx,
         spec,
-        cfg.train.settings(),
         train_goals,
         evaluate_goals,
         "success",
