@@ -17,6 +17,7 @@ with a fixed torch thread count; the median over repetitions is reported.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import statistics
 import sys
@@ -34,11 +35,18 @@ from iclr25.papers.icp import (
     GuessingNumbersSpec,
     HanabiBatch,
     HanabiEnv,
+    HanabiSpec,
+    HanabiTeam,
     ICPAgent,
     InformationMap,
     TrainSettings,
     fit,
 )
+from iclr25.papers.icp.env import RevealingGoalsSpec
+from iclr25.papers.icp.experiments.hanabi_small import TRAINING as HANABI_TRAINING
+from iclr25.papers.icp.experiments.revealing_goals import TRAINING as GOALS_TRAINING
+from iclr25.papers.icp.goals_agents import GOALS
+from iclr25.papers.icp.hanabi_agents import HANABI, fit_hanabi
 
 OUT = Path(__file__).resolve().parent / "results" / "icp.json"
 
@@ -77,18 +85,78 @@ def single_episodes(env, games: int, rng: np.random.Generator) -> int:
     return steps
 
 
+TEAM_GAMES = {  # name: (spec, game of fit_hanabi, the full preset's training group)
+    "hanabi_small": (HanabiSpec(), HANABI, HANABI_TRAINING),
+    "revealing_goals": (RevealingGoalsSpec(2, 2, 4, 4), GOALS, GOALS_TRAINING),
+}
+
+
+def team_training_rows(args: argparse.Namespace) -> list[dict]:
+    """Environment steps of training per second on Small Hanabi and Revealing Goals: each
+    method's `fit_hanabi` at the full preset's batch and hyperparameters, `--team-steps` steps
+    a repetition (ICP-DM: stage 2, with a frozen stage-1 network as its table)."""
+    rows = []
+    for name, (spec, game, train) in TEAM_GAMES.items():
+        teams = {}
+        for mode in ("vdn", "explicit", "icp_rm", "icp_dm"):
+            with torch_seed(0):
+                net = game.network(spec, mode, train.hidden)
+                table = game.network(spec, "explicit", train.hidden).requires_grad_(False)
+            phi = InformationMap(spec.scouting_actions[:4]) if mode.startswith("icp") else None
+            teams[mode] = HanabiTeam(spec, mode, net, phi, table if mode == "icp_dm" else None)
+
+        used: dict[str, int] = {}  # steps of the last run (a batch of games may overshoot)
+
+        def call(mode, team, game=game, train=train, used=used):
+            settings = train.settings("icp_dm" if mode == "explicit" else mode)
+            if args.smoke:
+                settings = dataclasses.replace(settings, batch=4)
+
+            def run(r):
+                rng, gen = np.random.default_rng(r), torch.Generator().manual_seed(r)
+                used[mode] = fit_hanabi(team, settings, rng, gen, steps=args.team_steps, game=game)
+
+            return run
+
+        calls = {m: call(m, t) for m, t in teams.items()}
+        per_step = {
+            m: t / used[m]
+            for m, t in interleaved_medians(calls, args.reps, 1, lambda r: (r,)).items()
+        }
+        ref = per_step["vdn"]
+        for m, t in per_step.items():
+            rows.append(
+                {
+                    "what": "train_env_steps_per_s",
+                    "env": name,
+                    "method": {"explicit": "icp_dm_stage1", "icp_dm": "icp_dm_stage2"}.get(m, m),
+                    "games": 4 if args.smoke else train.batch,
+                    "rate": round(1 / t, 1),
+                    "reference_rate": round(1 / ref, 1),
+                    "ratio": round(ref / t, 3),
+                }
+            )
+    return rows
+
+
 def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(prog="bench_icp", description=__doc__.split("\n\n")[0])
     p.add_argument("--batches", default="64,256,1024", help="games stepped together")
     p.add_argument("--reps", type=int, default=7, help="timed repetitions (median)")
     p.add_argument("--updates", type=int, default=20, help="training updates per repetition")
     p.add_argument("--train-batch", type=int, default=32)
+    p.add_argument(
+        "--team-steps",
+        type=int,
+        default=20000,
+        help="environment steps per repetition on Small Hanabi and Revealing Goals",
+    )
     p.add_argument("--threads", type=int, default=1, help="torch threads (set explicitly)")
     p.add_argument("--out", default=str(OUT), help="JSON file to write ('' for none)")
     p.add_argument("--smoke", action="store_true", help="tiniest size (for the test suite)")
     args = p.parse_args(argv)
     if args.smoke:
-        args.batches, args.reps, args.updates = "16", 1, 2
+        args.batches, args.reps, args.updates, args.team_steps = "16", 1, 2, 200
     torch.set_num_threads(args.threads)
     load_before = load_average()
     spec = GuessingNumbersSpec()
@@ -155,11 +223,13 @@ def main(argv: list[str] | None = None) -> dict:
                 "ratio": round(ref / t, 3),
             }
         )
+    rows += team_training_rows(args)
     return bench_result(
         "icp_env_and_training_speed",
         "env steps: the PettingZoo GuessingNumbersEnv stepping the same games one by one "
         "(ratio = speed-up of the batch version); training: VDN on-policy (ratio = its time per "
-        "update over the method's)",
+        "update over the method's; on Small Hanabi and Revealing Goals the rate is environment "
+        "steps of training per second)",
         vars(args),
         rows=rows,
         out=args.out,

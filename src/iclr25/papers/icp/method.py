@@ -382,8 +382,9 @@ def _st_choice(logits: torch.Tensor, tau: float, choice: np.ndarray) -> torch.Te
 
 def td_loss(ro: Rollout, gamma: float) -> torch.Tensor:
     """VDN TD loss: (Σ_i Q_i(o_i, a_i) - r - γ Σ_i max_a' Q_i(o'_i, a'))² averaged over steps."""
-    # DEVIATION: targets come from the online network (detached), with no target network: the
-    # episodes are 3 steps long; the paper's hyperparameters were not available.
+    # DEVIATION: Guessing Numbers bootstraps from the online network (detached), with no target
+    # network: its episodes are 3 steps long; the paper's hyperparameters were not available.
+    # Small Hanabi and Revealing Goals have one as an option (`TrainSettings.target_every`).
     if ro.live is None:
         target = ro.reward + gamma * ro.next_max.sum(-1)
         return ((ro.q_taken.sum(-1) - target) ** 2).mean()
