@@ -157,3 +157,21 @@ def test_bad_input_gets_one_clear_error(csbm, fast_cfg):
         condense(bad, fast_cfg, np.random.default_rng(0))
     with pytest.raises(TypeError, match="graph="):
         condense("cora", fast_cfg, np.random.default_rng(0))
+
+
+def test_infonce_estimator_and_reused_teachers(csbm, fast_cfg):
+    from iclr25.papers.st_gcond import Teacher
+
+    g = csbm.graph
+    gen = torch.Generator().manual_seed(0)
+    teachers = [
+        Teacher("mae", torch.randn(g.num_nodes, 8, generator=gen), 0.0),
+        Teacher("dgi", torch.randn(g.num_nodes, 8, generator=gen), 0.0),
+    ]
+    cfg = dataclasses.replace(fast_cfg, mi_estimator="infonce")
+    s = condense(g, cfg, np.random.default_rng(0), teachers=teachers)  # uses "mae" only
+    assert math.isfinite(s.stats["loss_mi"]) and s.stats["loss_mi"] <= math.log(cfg.num_syn)
+    torch.testing.assert_close(s.label_probs.sum(1), torch.ones(cfg.num_syn))
+    two = dataclasses.replace(cfg, teachers=TeacherConfig(names=("mae", "gae"), hidden=8))
+    with pytest.raises(ValueError, match="gae"):  # a configured teacher that was not given
+        condense(g, two, np.random.default_rng(0), teachers=teachers)

@@ -39,7 +39,7 @@ Work in progress, not yet registered in `iclr25.papers.PAPERS` (issue 27). What 
     >>> s = condense(data.graph, CondenseConfig(steps=60), np.random.default_rng(1))
     >>> evaluate_condensed(data.graph, s, EvalConfig(), np.random.default_rng(2)).accuracy
 
-Tests: tests/papers/st_gcond (data, gnn, method, teachers, baselines; 55 tests).
+Tests: tests/papers/st_gcond (data, gnn, method, teachers, baselines; 56 tests).
 
 Pilot (measured once, NOT a result: one CSBM, `make_csbm(default_rng(0), num_nodes=600)`,
 6 classes, 60 synthetic nodes, condenser rng 1, evaluation rng 2, the "mae" teacher only (30
