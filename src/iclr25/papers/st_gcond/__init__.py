@@ -30,7 +30,8 @@ Work in progress, not yet registered in `iclr25.papers.PAPERS` (issue 27). What 
   `distribution_matching`, `krr`, `krr_st`, all `f(graph, cfg, rng, *, teachers=None)` with
   the same `CondenseConfig` (same `steps` budget); `CONDENSERS` maps names to them.
 - `evaluate`: `evaluate_condensed` (the same GCN and hyperparameters, `EvalConfig`, for every
-  condenser; trained on S, tested on the real graph's test nodes) and `evaluate_whole`.
+  condenser; trained on S, tested on the real graph's test nodes), `evaluate_whole`, and
+  `evaluate_transfer` (T2: pre-train on S, fine-tune on a downstream labelling, or scratch).
 
     >>> import numpy as np
     >>> from iclr25.papers.st_gcond import make_csbm, condense, CondenseConfig, EvalConfig
@@ -39,7 +40,7 @@ Work in progress, not yet registered in `iclr25.papers.PAPERS` (issue 27). What 
     >>> s = condense(data.graph, CondenseConfig(steps=60), np.random.default_rng(1))
     >>> evaluate_condensed(data.graph, s, EvalConfig(), np.random.default_rng(2)).accuracy
 
-Tests: tests/papers/st_gcond (data, gnn, method, teachers, baselines; 56 tests).
+Tests: tests/papers/st_gcond (data, gnn, method, teachers, baselines; 58 tests).
 
 Pilot (measured once, NOT a result: one CSBM, `make_csbm(default_rng(0), num_nodes=600)`,
 6 classes, 60 synthetic nodes, condenser rng 1, evaluation rng 2, the "mae" teacher only (30
@@ -81,9 +82,11 @@ What remains (issue 27), exactly:
    does not report them) belong to the grid: α {0.3, 1, 3}, β {0.03, 0.1, 0.3}. Consider
    `task_weighting="grad_sim"` (cosine of each sub-task's meta-gradient to the mean) as a
    second reading of "task relevance" (not written).
-2. Transfer evaluation (the paper's headline), not written: (T2) pre-train the evaluation
-   GCN on S (hard labels, plus a regression head on Y'ˢ where S has one), fine-tune on
-   `CSBM.task_b()` (20 labels per y^B class) vs the same GCN from scratch; (T3) link
+2. Transfer evaluation (the paper's headline): (T2) exists as `evaluate_transfer` (pre-train
+   the evaluation GCN on S's hard labels, copy its hidden layers, fine-tune on
+   `CSBM.task_b()`'s 20 labels per y^B class; `condensed=None` is from scratch, same
+   fine-tuning budget), tested for its contract only and never run at experiment size; still
+   to decide: a regression head on Y'ˢ during pre-training. Not written: (T3) link
    prediction AUC on `pos_test_edges`/`neg_test_edges` from the pre-trained encoder's
    embeddings (inner product) vs a random encoder; (T4) KMeans NMI on frozen embeddings
    (sklearn, `tabular` extra). Same fine-tuning budget for every condenser.
@@ -125,6 +128,7 @@ from iclr25.papers.st_gcond.evaluate import (
     EvalConfig,
     EvalResult,
     evaluate_condensed,
+    evaluate_transfer,
     evaluate_whole,
     train_gcn,
 )
@@ -158,6 +162,7 @@ __all__ = [
     "distribution_matching",
     "doscond",
     "evaluate_condensed",
+    "evaluate_transfer",
     "evaluate_whole",
     "fuse_teachers",
     "gcond",
