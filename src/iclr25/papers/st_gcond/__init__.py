@@ -51,11 +51,11 @@ runs, load average 2-3; test accuracy on the real test nodes):
   the binary graph was complete, 1,770 edges): st_gcond 0.200, krr 0.206, random 0.600,
   kcenter 0.583, gcond 0.422, doscond 0.317, dm 0.739, krr_st 0.594 (st_gcond 7.2 s wall,
   gcond 3.1 s, the others <= 2.4 s). Hence g_φ's output bias now starts at -3 (a DEVIATION).
-- Same, with the -3 bias: st_gcond 0.467 (1,100 edges; loss_self 79.6, diverging with
-  inner_lr 1.0), krr 0.611, random 0.600, kcenter 0.583, gcond 0.361, doscond 0.411,
-  dm 0.767, krr_st 0.678.
-- 60 steps, st_gcond / krr (edges): lr_adj 1e-2, ridge 1e-3, inner_lr 1.0: 0.661 (53) /
-  0.539 (354); ridge 1e-2: 0.278 (932) / 0.206 (1,770); ridge 1e-1: 0.261 / 0.367;
+- Same, with the -3 bias: st_gcond 0.467 (1,100 edges; final loss_self 79.6 against
+  0.4-1.1 elsewhere, with inner_lr 1.0), krr 0.611, random 0.600, kcenter 0.583,
+  gcond 0.361, doscond 0.411, dm 0.767, krr_st 0.678.
+- 60 steps, -3 bias, st_gcond / krr (edges): lr_adj 1e-2, ridge 1e-3, inner_lr 1.0:
+  0.661 (53) / 0.539 (354); ridge 1e-2: 0.278 (932) / 0.206 (1,770); ridge 1e-1: 0.261 / 0.367;
   inner_lr 0.1: 0.689 (12) / 0.539 (354); inner_lr 0.1 with lr_adj 1e-3 (the current
   defaults): 0.700 (49) / 0.606 (390); lr_adj 1e-4: 0.817 (0) / 0.806 (0);
   `learn_structure=False`: 0.817 / 0.811 (ridge 1e-1: 0.861 / 0.878); δ 0.9 with lr_adj
@@ -65,23 +65,24 @@ runs, load average 2-3; test accuracy on the real test nodes):
   (edges appear in bulk, the GCN over a dense binary graph averages the classes away), and
   the task is easy enough that X' alone nearly matches whole-data training. One seed, not
   tuned: these numbers only size the grid of item 1 below.
-- The 55 tests of tests/papers/st_gcond: 14.5 s of CPU (13.7 user + 0.8 system, one
-  process), 11 min of wall time at nice 19 under load 3.1-4.9 (starved; the first torch.optim
+- The 58 tests of tests/papers/st_gcond: 15.0 s of CPU (14.2 user + 0.8 system, one
+  process), 7.5 min of wall time at nice 19 under load 2.9-3.1 (starved; the first torch.optim
   construction and the torch_geometric import dominate the two slowest tests).
 
 What remains (issue 27), exactly:
 
 1. Tuning before any claim. The pilot shows the learnt structure is the weak point: the
-   straight-through gradient turns many pairs on at once (lr_adj 1e-2: 354-1,770 of 1,770
-   edges, accuracy 0.21-0.54), and ST-GCond/KRR without structure (`learn_structure=False`)
-   were best. Run the grid on tuning seeds disjoint from the claim seeds (e.g. graph seeds
-   100-102) with equal-size grids per method: lr_adj {1e-4, 1e-3, 1e-2} x learn_structure x
-   ridge {1e-3, 1e-2, 1e-1} x inner_lr {0.03, 0.1, 0.3} for ST-GCond (and the matching grids for
-   GCond/DosCond/DM lr_feat, gm_outer; KRR/KRR-ST ridge, lr_feat), widen while the optimum sits
-   on an edge, commit the grid and the choice (a `tune.py` as in chroknow). α and β (the paper
-   does not report them) belong to the grid: α {0.3, 1, 3}, β {0.03, 0.1, 0.3}. Consider
-   `task_weighting="grad_sim"` (cosine of each sub-task's meta-gradient to the mean) as a
-   second reading of "task relevance" (not written).
+   straight-through gradient turns many pairs on at once (lr_adj 1e-2: 354-1,770 of 1,770 edges,
+   accuracy 0.21-0.69), and ST-GCond/KRR without structure (`learn_structure=False`) were best;
+   GCond/DosCond keep a nearly complete soft graph (1,752-1,770 edges above gm_delta 0.01;
+   accuracy 0.32-0.42), DM too (885-1,730). Run the grid on tuning seeds disjoint from the claim
+   seeds (e.g. graph seeds 100-102) with equal-size grids per method: lr_adj {1e-4, 1e-3, 1e-2}
+   x learn_structure x ridge {1e-3, 1e-2, 1e-1} x inner_lr {0.03, 0.1, 0.3} for ST-GCond (and
+   the matching grids for GCond/DosCond/DM lr_feat, gm_outer; KRR/KRR-ST ridge, lr_feat), widen
+   while the optimum sits on an edge, commit the grid and the choice (a `tune.py` as in
+   chroknow). α and β (the paper does not report them) belong to the grid: α {0.3, 1, 3}, β
+   {0.03, 0.1, 0.3}. Consider `task_weighting="grad_sim"` (cosine of each sub-task's
+   meta-gradient to the mean) as a second reading of "task relevance" (not written).
 2. Transfer evaluation (the paper's headline): (T2) exists as `evaluate_transfer` (pre-train
    the evaluation GCN on S's hard labels, copy its hidden layers, fine-tune on
    `CSBM.task_b()`'s 20 labels per y^B class; `condensed=None` is from scratch, same
@@ -95,9 +96,10 @@ What remains (issue 27), exactly:
    and DosCond <= scratch across tasks; ST-GCond > scratch; each ablation costs something),
    configclass configs, smoke <= 3 s / quick <= 60 s / full <= 30 min presets (full >= 5
    seeds), metric glossary, claims whose `expect` is written only after running each preset.
-   Budget guide from the pilot: teachers and each KRR condenser are a few CPU seconds at
-   N = 600 and 60 steps; quick fits N = 600, 60 steps, 3 seeds if teachers are trained once per
-   seed and shared (pass `teachers=` to every condenser).
+   Budget guide (an estimate, not measured as a preset): the pilot's 7-10 s of wall time per
+   pair of KRR condensers (60 steps, N = 600, load 2-3, nice 19) suggests quick at N = 600
+   and 60 steps with teachers trained once per seed and shared (pass `teachers=` to every
+   condenser) may fit 60 s for 3 seeds only on an idle machine: time it before choosing.
 4. Data still to add: the digits kNN graph (sklearn's bundled digits, the `tabular` extra)
    as the real-data node-level check, and `experiments/molecules.py` (NCI first_5K with TPSA
    bins from rdkit's wheel as source, CHEMBL2321810 or WEHI PAINS as target; a GIN, a
