@@ -1,0 +1,611 @@
+"""ST-GCond: self-supervised and transferable graph dataset condensation (Yang et al., ICLR 2025).
+
+The condensed graph is S = (X', A', Y'ʰ, Y'ˢ) with N' ≪ N nodes: synthetic features X', a
+structure A' = g_φ(X') sparsified at δ, hard class labels Y'ʰ and soft self-supervised targets
+Y'ˢ (in the teachers' d-dimensional space). It is learnt by minimising
+
+    L = L_meta + α ℓ_self − β Î(Y'ˢ; Y'ʰ)                                    (total loss, §3.5)
+
+- ℓ_KRR (§3.2): H' = h_θ(A', X'), H = h_θ(A, X) on a batch of real nodes, Ŷ = H H'ᵀ(H'H'ᵀ+λI)⁻¹Y',
+  ℓ_KRR = ‖Ŷ − Y_T‖², with h_θ drawn from a pool of GNN feature extractors.
+- L_meta (task-disentangled meta-optimisation, §3.2): the classes are split into sub-tasks of
+  h > 1 classes; for each, a fast step on a copy of the condensed data,
+  X'_i = X' − η_in ∇ℓ_KRR^(i)(X') on one batch of the sub-task's real nodes, then
+  L_meta = Σ_i w_i ℓ_KRR^(i)(X'_i) on another batch, second order, with adaptive weights w_i.
+- ℓ_self (multi-teacher self-supervision, §3.3): ℓ_KRR with targets Z_T = Σ_m a_m P_m f_m(A, X)
+  from M pre-trained SSL teachers (`teachers.py`) and learnt soft labels Y'ˢ.
+- Î(Y'ˢ; Y'ʰ) (mutual-information-guided joint condensation, §3.4): a lower bound on the MI
+  between the soft and hard synthetic labels.
+
+`condense(graph, cfg, rng)` runs it. The same engine with terms switched off gives the KRR and
+KRR-ST baselines (`baselines.py`) and the ablations (no meta, no self, no MI, one teacher).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Annotated, Literal
+
+import numpy as np
+import torch
+from torch import nn
+
+from iclr25.core.checks import Range
+from iclr25.core.config import check, configclass
+from iclr25.core.seeding import torch_seed
+from iclr25.papers.st_gcond.data import Graph
+from iclr25.papers.st_gcond.gnn import (
+    StructureGenerator,
+    gcn_norm_dense,
+    gcn_norm_sparse,
+    init_feature_extractor,
+    krr_predict,
+    random_gcn_features,
+    straight_through_threshold,
+)
+from iclr25.papers.st_gcond.teachers import TEACHERS, Teacher, fuse_teachers, pretrain_teachers
+
+
+@configclass
+class TeacherConfig:
+    """The self-supervised teachers, pre-trained on the real graph before condensation."""
+
+    names: tuple[str, ...] = ("dgi", "gae", "mae")
+    """Teachers f_m (a subset of "dgi", "gae", "mae"); one name is the single-teacher ablation."""
+    hidden: Annotated[int, Range(1, None)] = 64
+    """Embedding width of every teacher."""
+    epochs: Annotated[int, Range(1, None)] = 100
+    """Full-batch pre-training epochs per teacher."""
+    lr: Annotated[float, Range(0, None, low_open=True)] = 0.01
+    """Adam learning rate of the pre-training."""
+    mask_rate: Annotated[float, Range(0, 1, low_open=True, high_open=True)] = 0.5
+    """Share of nodes whose features the masked autoencoder hides."""
+
+    def __post_init__(self) -> None:
+        ok = bool(self.names) and len(set(self.names)) == len(self.names)
+        ok = ok and all(n in TEACHERS for n in self.names)
+        check(ok, "names", self.names, f"a non-empty tuple of distinct names from {TEACHERS}")
+
+
+@configclass
+class CondenseConfig:
+    """Hyperparameters of every condenser (one config, so all share the same budget)."""
+
+    num_syn: Annotated[int, Range(2, None)] = 60
+    """N', synthetic nodes (at least one per class; allocated in proportion to the training
+    labels)."""
+    steps: Annotated[int, Range(1, None)] = 300
+    """Outer iterations (parameter updates of the condensed graph) of every condenser."""
+    lr_feat: Annotated[float, Range(0, None, low_open=True)] = 0.01
+    """Adam learning rate of X'."""
+    lr_adj: Annotated[float, Range(0, None, low_open=True)] = 0.001
+    """Adam learning rate of the structure generator g_φ."""
+    lr_soft: Annotated[float, Range(0, None, low_open=True)] = 0.01
+    """Adam learning rate of the soft labels Y'ˢ and the MI critic."""
+    learn_structure: bool = True
+    """Learn A' = g_φ(X'); False keeps A' = 0 (self-loops only, the "-X" variants)."""
+    gen_hidden: Annotated[int, Range(1, None)] = 64
+    """Width of g_φ's MLP."""
+    delta: Annotated[float, Range(0, 1)] = 0.5
+    """Sparsification threshold δ on g_φ's edge probabilities (straight-through for KRR
+    condensers; GCond-style condensers threshold only the returned graph)."""
+    extractor_width: Annotated[int, Range(1, None)] = 128
+    """Width of the random GCN feature extractors h_θ of the KRR surrogate."""
+    pool_size: Annotated[int, Range(1, None)] = 8
+    """Feature extractors in the pool (one drawn per step)."""
+    pool_refresh: Annotated[int, Range(1, None)] = 10
+    """A pool member is re-initialised after this many uses."""
+    ridge: Annotated[float, Range(0, None, low_open=True)] = 1e-3
+    """λ of the KRR, relative to the kernel's mean diagonal (>= 1e-3 keeps the inverse stable)."""
+    real_batch: Annotated[int, Range(2, None)] = 256
+    """Real nodes per KRR query batch."""
+    use_meta: bool = True
+    """Task-disentangled meta-optimisation (False: one supervised ℓ_KRR over all classes)."""
+    num_subtasks: Annotated[int, Range(1, None)] = 3
+    """Sub-tasks the classes are split into (each needs >= 2 classes)."""
+    inner_lr: Annotated[float, Range(0, None, low_open=True)] = 0.1
+    """η_in of the fast step on X' (plain gradient step)."""
+    task_weighting: Literal["loss", "uniform"] = "loss"
+    """Adaptive sub-task weights: softmax of the sub-task meta-losses over `task_temperature`
+    ("loss") or equal weights ("uniform")."""
+    task_temperature: Annotated[float, Range(0, None, low_open=True)] = 0.1
+    """Temperature of the softmax task weights."""
+    second_order: bool = True
+    """Differentiate through the fast step (False: first-order MAML)."""
+    alpha: Annotated[float, Range(0, None)] = 1.0
+    """α, weight of the multi-teacher self-supervised term ℓ_self (0: no self-supervision)."""
+    beta: Annotated[float, Range(0, None)] = 0.1
+    """β, weight of the MI term (0: no MI guidance)."""
+    mi_estimator: Literal["ba", "infonce"] = "ba"
+    """Lower bound on I(Y'ˢ; Y'ʰ): Barber-Agakov (variational classifier) or InfoNCE."""
+    target_dim: Annotated[int, Range(1, None)] = 32
+    """d, the width of the fused teacher target Z_T and of Y'ˢ."""
+    teachers: TeacherConfig = field(default_factory=TeacherConfig)
+    """The SSL teachers (`teachers.names=dgi`, ...)."""
+    gm_hidden: Annotated[int, Range(1, None)] = 64
+    """Hidden width of the GCN whose gradients GCond/DosCond match."""
+    gm_outer: Annotated[int, Range(1, None)] = 5
+    """GCond: matching steps per model initialisation."""
+    gm_model_steps: Annotated[int, Range(0, None)] = 5
+    """GCond: training steps of the matched model on the synthetic graph between matchings."""
+    gm_delta: Annotated[float, Range(0, 1)] = 0.01
+    """Threshold GCond/DosCond/DM apply to the returned graph's edge weights (GCond's 0.01)."""
+
+    def __post_init__(self) -> None:
+        w = ("loss", "uniform")
+        check(self.task_weighting in w, "task_weighting", self.task_weighting, f"one of {w}")
+        e = ("ba", "infonce")
+        check(self.mi_estimator in e, "mi_estimator", self.mi_estimator, f"one of {e}")
+
+
+@dataclass
+class CondensedGraph:
+    """A condensed graph S = (X', A', Y'ʰ, Y'ˢ) and how it was made.
+
+    Attributes:
+        x: Synthetic (or selected) features X'.
+        adj: A', symmetric, non-negative, zero diagonal (binary for ST-GCond).
+        y: Hard labels Y'ʰ.
+        num_classes: C of the source task.
+        method: The condenser's name.
+        y_soft: Soft self-supervised targets Y'ˢ (None for condensers without them).
+        label_probs: q(y | Y'ˢ), the MI critic's class distribution per synthetic node.
+        source_index: Real node ids of a coreset (None for synthetic nodes).
+        stats: Final losses, timings and counters (e.g. `fallback_first_order`).
+
+    Shapes:
+        x: (N', D); adj: (N', N'); y: (N',); y_soft: (N', d); label_probs: (N', C).
+    """
+
+    x: torch.Tensor
+    adj: torch.Tensor
+    y: torch.Tensor
+    num_classes: int
+    method: str
+    y_soft: torch.Tensor | None = None
+    label_probs: torch.Tensor | None = None
+    source_index: torch.Tensor | None = None
+    stats: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def num_nodes(self) -> int:
+        """N'."""
+        return int(self.x.shape[0])
+
+    def class_counts(self) -> np.ndarray:
+        """Synthetic nodes per class. Shapes: -> (C,)."""
+        return np.bincount(self.y.numpy(), minlength=self.num_classes)
+
+
+def allocate_per_class(y_train: torch.Tensor, num_classes: int, num_syn: int) -> np.ndarray:
+    """Synthetic nodes per class: proportional to the training labels, at least one each.
+
+    Guards against one-class collapse at its root: every class keeps synthetic nodes.
+
+    Shapes: y_train (N_train,) -> (C,), summing to `num_syn`.
+
+    Raises:
+        ValueError: `num_syn` < C, or a class has no training node.
+    """
+    counts = np.bincount(y_train.numpy(), minlength=num_classes)
+    if (counts == 0).any():
+        missing = np.flatnonzero(counts == 0).tolist()
+        raise ValueError(f"classes {missing} have no training node: cannot condense them")
+    if num_syn < num_classes:
+        raise ValueError(
+            f"num_syn={num_syn} is not allowed: must be >= the number of classes ({num_classes})"
+        )
+    share = counts / counts.sum() * (num_syn - num_classes)
+    alloc = 1 + np.floor(share).astype(int)
+    rest = num_syn - alloc.sum()
+    alloc[np.argsort(-(share - np.floor(share)), kind="stable")[:rest]] += 1
+    return alloc
+
+
+def check_all_classes(c: CondensedGraph) -> None:
+    """Raise RuntimeError when a class has no synthetic node (one-class collapse)."""
+    counts = c.class_counts()
+    if (counts == 0).any():
+        raise RuntimeError(
+            f"{c.method}: classes {np.flatnonzero(counts == 0).tolist()} have no synthetic "
+            f"node (counts {counts.tolist()})"
+        )
+
+
+def init_synthetic(graph: Graph, num_syn: int, rng: np.random.Generator):
+    """Labels and initial features of the synthetic nodes: real training nodes of each class
+    drawn without replacement (GCond's initialisation).
+
+    Returns:
+        (y', index of the real nodes used).
+
+    Shapes: -> (N',), (N',).
+    """
+    train = torch.nonzero(graph.train_mask).flatten()
+    alloc = allocate_per_class(graph.y[train], graph.num_classes, num_syn)
+    # DEVIATION: hard labels Y'ʰ are fixed at initialisation (proportional allocation, >= 1
+    # per class), as in GCond; the paper does not say whether Y'ʰ is learnt.
+    ys, idx = [], []
+    for c, k in enumerate(alloc):
+        pool = train[graph.y[train] == c].numpy()
+        pick = rng.choice(pool, int(k), replace=len(pool) < k)
+        idx.append(pick)
+        ys.append(np.full(int(k), c))
+    return torch.from_numpy(np.concatenate(ys)), torch.from_numpy(np.concatenate(idx))
+
+
+def check_graph_for_condensation(graph: Graph, cfg: CondenseConfig) -> None:
+    """Refuse inputs a condenser cannot use, naming the value (one clear error)."""
+    if not isinstance(graph, Graph):
+        raise TypeError(f"graph={type(graph).__name__} is not allowed: must be a st_gcond Graph")
+    if not isinstance(cfg, CondenseConfig):
+        raise TypeError(f"cfg={type(cfg).__name__} is not allowed: must be a CondenseConfig")
+    if not torch.isfinite(graph.x).all():
+        raise ValueError("graph.x has non-finite values (NaN or ±inf): not allowed")
+    if cfg.num_syn < graph.num_classes:
+        raise ValueError(
+            f"num_syn={cfg.num_syn} is not allowed: must be >= the number of classes "
+            f"({graph.num_classes})"
+        )
+
+
+def subtask_partition(num_classes: int, num_subtasks: int, rng: np.random.Generator):
+    """Split the classes at random into `num_subtasks` groups of >= 2 classes each.
+
+    Raises:
+        ValueError: `num_subtasks` > C // 2.
+    """
+    if num_subtasks > num_classes // 2:
+        raise ValueError(
+            f"num_subtasks={num_subtasks} is not allowed: each sub-task needs >= 2 classes, so "
+            f"at most {num_classes // 2} with {num_classes} classes"
+        )
+    # DEVIATION: one random partition per condensation run (the notes' {0,1},{2,3},{4,5}
+    # pattern); the paper does not say whether sub-tasks are redrawn during condensation.
+    perm = rng.permutation(num_classes)
+    return [np.sort(g) for g in np.array_split(perm, num_subtasks)]
+
+
+class MICritic(nn.Module):
+    """Critic of the MI lower bounds between Y'ˢ (N', d) and Y'ʰ (N',): logits W s + b over C.
+
+    Shapes: forward (N', d) -> (N', C).
+    """
+
+    def __init__(self, *, dim: int, num_classes: int):
+        super().__init__()
+        self.lin = nn.Linear(dim, num_classes)
+
+    def forward(self, s: torch.Tensor) -> torch.Tensor:
+        return self.lin(s)
+
+
+def mutual_information(
+    y_soft: torch.Tensor, y_hard: torch.Tensor, critic: MICritic, estimator: str
+) -> torch.Tensor:
+    """A lower bound Î(Y'ˢ; Y'ʰ) over the synthetic nodes (§3.4).
+
+    # DEVIATION: the paper's MI estimator is not recoverable. "ba" is the Barber-Agakov bound
+    # I >= H(Y'ʰ) + E log q(y'ʰ | y'ˢ) with q a softmax-linear critic (<= log C); "infonce" is
+    # InfoNCE with critic f(s_i, y_j) = critic(s_i)[y_j] (<= log N').
+
+    Shapes: y_soft (N', d), y_hard (N',) -> ().
+    """
+    logits = critic(y_soft)
+    if estimator == "ba":
+        p = torch.bincount(y_hard, minlength=logits.shape[1]).float() / len(y_hard)
+        entropy = -(p[p > 0] * p[p > 0].log()).sum()
+        return entropy - nn.functional.cross_entropy(logits, y_hard)
+    scores = logits[:, y_hard]  # (N', N'): f(s_i, y_j)
+    return (scores.diagonal() - scores.logsumexp(1)).mean() + math.log(len(y_hard))
+
+
+def _sq_error(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    return (pred - target).pow(2).sum(1).mean()
+
+
+@dataclass
+class _Pool:
+    """The pool of random GCN feature extractors with their cached real-graph features."""
+
+    weights: list
+    real_feats: list
+    uses: list
+    generator: torch.Generator
+    x: torch.Tensor
+    adj: torch.Tensor
+    width: int
+    refresh: int
+
+    @classmethod
+    def make(cls, graph: Graph, size: int, width: int, refresh: int, g: torch.Generator):
+        adj = gcn_norm_sparse(graph.edge_index, graph.num_nodes)
+        pool = cls([], [], [], g, graph.x, adj, width, refresh)
+        for _ in range(size):
+            pool.weights.append(None)
+            pool.real_feats.append(None)
+            pool.uses.append(0)
+            pool._reinit(len(pool.weights) - 1)
+        return pool
+
+    def _reinit(self, i: int) -> None:
+        w = init_feature_extractor(self.x.shape[1], self.width, self.generator)
+        self.weights[i] = w
+        with torch.no_grad():
+            self.real_feats[i] = random_gcn_features(self.x, self.adj, w)
+        self.uses[i] = 0
+
+    def draw(self):
+        """(weights, H on all real nodes) of a uniformly drawn member; re-init after use limit.
+
+        # DEVIATION: the pool holds randomly initialised extractors re-initialised after
+        # `pool_refresh` uses (the paper's "pool of re-initialised or briefly trained models"
+        # is not specified further); no member is trained.
+        """
+        i = int(torch.randint(len(self.weights), (1,), generator=self.generator))
+        if self.uses[i] >= self.refresh:
+            self._reinit(i)
+        self.uses[i] += 1
+        return self.weights[i], self.real_feats[i]
+
+
+def _adjacency(gen: StructureGenerator | None, x: torch.Tensor, delta: float) -> torch.Tensor:
+    if gen is None:
+        return torch.zeros(x.shape[0], x.shape[0])
+    return straight_through_threshold(gen(x), delta)
+
+
+def krr_condense(
+    graph: Graph,
+    cfg: CondenseConfig,
+    rng: np.random.Generator,
+    *,
+    teachers: list[Teacher] | None = None,
+    supervised: bool = True,
+    method: str = "st_gcond",
+) -> CondensedGraph:
+    """The KRR condensation engine: ST-GCond's loss with each term switchable.
+
+    `supervised` turns the class term on (L_meta with `cfg.use_meta`, else a plain supervised
+    ℓ_KRR); `cfg.alpha > 0` the self-supervised term; `cfg.beta > 0` the MI term.
+    ST-GCond is `supervised=True` with everything on; KRR is `use_meta=False, alpha=0,
+    beta=0`; KRR-ST is `supervised=False`, one teacher, `beta=0`.
+
+    Args:
+        graph: The original graph (labels read on `train_mask` only).
+        cfg: Hyperparameters.
+        rng: The only source of randomness.
+        teachers: Pre-trained teachers to reuse (trained from `cfg.teachers` when None and
+            the self-supervised term is on).
+        supervised: Whether the class-label term is on.
+        method: Name stored in the result.
+
+    Returns:
+        The condensed graph; `stats` holds the final losses, task weights, edge count,
+        seconds, KRR jitter retries and `fallback_first_order` (1 when second-order
+        meta-gradients failed and the run went on first order).
+
+    Raises:
+        ValueError, TypeError: Bad input, named in the message.
+    """
+    check_graph_for_condensation(graph, cfg)
+    if not supervised and cfg.alpha == 0:
+        raise ValueError("alpha=0 with supervised=False is not allowed: nothing to optimise")
+    use_self = cfg.alpha > 0
+    use_mi = cfg.beta > 0 and use_self
+    tasks = (
+        subtask_partition(graph.num_classes, cfg.num_subtasks, rng)
+        if supervised and cfg.use_meta
+        else None
+    )
+    if use_self and teachers is not None:
+        names = [t.name for t in teachers]
+        missing = [n for n in cfg.teachers.names if n not in names]
+        if missing:
+            raise ValueError(f"teachers {missing} of cfg.teachers.names are not in `teachers`")
+        teachers = [t for t in teachers if t.name in cfg.teachers.names]
+    if use_self and teachers is None:
+        teachers = pretrain_teachers(
+            graph,
+            cfg.teachers.names,
+            rng,
+            hidden=cfg.teachers.hidden,
+            epochs=cfg.teachers.epochs,
+            lr=cfg.teachers.lr,
+            mask_rate=cfg.teachers.mask_rate,
+        )
+    t0 = time.perf_counter()
+    seed = int(rng.integers(2**62))
+    g = torch.Generator().manual_seed(seed)
+    stats: dict[str, float] = {"krr_jitter_retries": 0.0, "fallback_first_order": 0.0}
+    with torch_seed(seed):
+        y_syn, init_idx = init_synthetic(graph, cfg.num_syn, rng)
+        x_syn = nn.Parameter(graph.x[init_idx].clone())
+        gen = (
+            StructureGenerator(in_dim=graph.num_features, hidden=cfg.gen_hidden)
+            if cfg.learn_structure
+            else None
+        )
+        z_t = fuse_teachers(teachers, cfg.target_dim) if use_self else None
+        y_soft = nn.Parameter(z_t[init_idx].clone()) if use_self else None
+        critic = MICritic(dim=cfg.target_dim, num_classes=graph.num_classes) if use_mi else None
+        groups = [{"params": [x_syn], "lr": cfg.lr_feat}]
+        if gen is not None:
+            groups.append({"params": list(gen.parameters()), "lr": cfg.lr_adj})
+        if use_self:
+            soft = [y_soft] + (list(critic.parameters()) if use_mi else [])
+            groups.append({"params": soft, "lr": cfg.lr_soft})
+        opt = torch.optim.Adam(groups)
+        pool = _Pool.make(graph, cfg.pool_size, cfg.extractor_width, cfg.pool_refresh, g)
+        train = torch.nonzero(graph.train_mask).flatten()
+        onehot_real = nn.functional.one_hot(graph.y, graph.num_classes).float()
+        onehot_syn = nn.functional.one_hot(y_syn, graph.num_classes).float()
+        second_order = cfg.second_order
+        weights_hist = np.zeros(len(tasks) if tasks else 0)
+
+        def syn_feats(x, w):
+            return random_gcn_features(x, gcn_norm_dense(_adjacency(gen, x, cfg.delta)), w)
+
+        def batch(idx: torch.Tensor) -> torch.Tensor:
+            if len(idx) <= cfg.real_batch:
+                return idx
+            return idx[torch.randperm(len(idx), generator=g)[: cfg.real_batch]]
+
+        last = {}
+        for _ in range(cfg.steps):
+            w, h_real = pool.draw()
+            h_syn = syn_feats(x_syn, w)
+            terms: dict[str, torch.Tensor] = {}
+            try:
+                if supervised and tasks is None:
+                    b = batch(train)
+                    pred = krr_predict(h_real[b], h_syn, onehot_syn, cfg.ridge, stats=stats)
+                    terms["sup"] = _sq_error(pred, onehot_real[b])
+                elif supervised:
+                    losses = []
+                    for cls in tasks:
+                        cls_t = torch.as_tensor(cls)
+                        s_idx = torch.nonzero(torch.isin(y_syn, cls_t)).flatten()
+                        r_idx = train[torch.isin(graph.y[train], cls_t)]
+                        r_idx = r_idx[torch.randperm(len(r_idx), generator=g)]
+                        # DEVIATION: the fast step and the meta-loss use disjoint halves of
+                        # the sub-task's real training nodes (MAML support/query); the fast
+                        # step moves X' only (g_φ and Y'ˢ get gradients via the meta-loss).
+                        half = max(1, len(r_idx) // 2)
+                        b_in, b_out = (
+                            batch(r_idx[:half]),
+                            batch(r_idx[half:] if len(r_idx) > 1 else r_idx),
+                        )
+                        ys, yr = onehot_syn[:, cls_t], onehot_real[:, cls_t]
+                        # inner (fast) step on X' with the sub-task's labels only
+                        pred = krr_predict(
+                            h_real[b_in], h_syn[s_idx], ys[s_idx], cfg.ridge, stats=stats
+                        )
+                        l_in = _sq_error(pred, yr[b_in])
+                        # retain: h_syn's graph is reused by the other sub-tasks and ℓ_self
+                        (grad,) = torch.autograd.grad(
+                            l_in, x_syn, create_graph=second_order, retain_graph=True
+                        )
+                        x_fast = x_syn - cfg.inner_lr * grad  # θ_S^i = θ_S − η_in ∇ℓ^(i)
+                        h_fast = syn_feats(x_fast, w)
+                        pred = krr_predict(
+                            h_real[b_out], h_fast[s_idx], ys[s_idx], cfg.ridge, stats=stats
+                        )
+                        losses.append(_sq_error(pred, yr[b_out]))
+                    lt = torch.stack(losses)
+                    if cfg.task_weighting == "loss":
+                        # DEVIATION: "adaptive" task-relevance weights read as a softmax of the
+                        # sub-task meta-losses (harder sub-tasks weigh more); not in the paper.
+                        wts = torch.softmax(lt.detach() / cfg.task_temperature, 0)
+                    else:
+                        wts = torch.full_like(lt, 1 / len(lt))
+                    weights_hist = wts.numpy()
+                    terms["meta"] = (wts * lt).sum()  # L_meta = Σ_i w_i ℓ^(i)(θ_S^i)
+                if use_self:
+                    # DEVIATION: ℓ_self's query batch is drawn from all real nodes (the
+                    # teachers' targets need no labels), not only the training split.
+                    b = batch(torch.arange(graph.num_nodes))
+                    pred = krr_predict(h_real[b], h_syn, y_soft, cfg.ridge, stats=stats)
+                    terms["self"] = _sq_error(pred, z_t[b])
+                if use_mi:
+                    terms["mi"] = mutual_information(y_soft, y_syn, critic, cfg.mi_estimator)
+                loss = (
+                    terms.get("sup", 0.0)
+                    + terms.get("meta", 0.0)
+                    + cfg.alpha * terms.get("self", 0.0)
+                    - cfg.beta * terms.get("mi", 0.0)
+                )
+                opt.zero_grad()
+                loss.backward()
+                ok = torch.isfinite(loss) and all(
+                    torch.isfinite(p.grad).all()
+                    for grp in groups
+                    for p in grp["params"]
+                    if p.grad is not None
+                )
+            except FloatingPointError:  # the KRR system stayed singular under jitter
+                ok = False
+            if not ok:
+                # the stability fallback of the notes (§7): first-order from here on
+                opt.zero_grad()
+                if second_order:
+                    second_order = False
+                    stats["fallback_first_order"] = 1.0
+                stats["skipped_steps"] = stats.get("skipped_steps", 0.0) + 1
+                continue
+            opt.step()
+            last = {k: float(v.detach()) for k, v in terms.items()}
+
+        with torch.no_grad():
+            adj = _adjacency(gen, x_syn, cfg.delta).detach()
+            probs = torch.softmax(critic(y_soft), 1).detach() if use_mi else None
+    for k, v in last.items():
+        stats[f"loss_{k}"] = v
+    for i, v in enumerate(weights_hist):
+        stats[f"task_weight_{i}"] = float(v)
+    stats["edges"] = float(adj.sum() / 2)
+    stats["seconds"] = time.perf_counter() - t0
+    out = CondensedGraph(
+        x=x_syn.detach().clone(),
+        adj=adj,
+        y=y_syn,
+        num_classes=graph.num_classes,
+        method=method,
+        y_soft=y_soft.detach().clone() if use_self else None,
+        label_probs=probs,
+        stats=stats,
+    )
+    check_all_classes(out)
+    return out
+
+
+def condense(
+    graph: Graph,
+    cfg: CondenseConfig | None = None,
+    rng: np.random.Generator | None = None,
+    *,
+    teachers: list[Teacher] | None = None,
+) -> CondensedGraph:
+    """ST-GCond: condense `graph` into `cfg.num_syn` nodes (the full loss, eq. of §3.5).
+
+    Args:
+        graph: The original graph; only training labels and the unlabelled structure are read.
+        cfg: Hyperparameters (default `CondenseConfig()`); `use_meta`, `alpha`, `beta` and
+            `teachers.names` switch the ablations.
+        rng: The only source of randomness (default: seed 0).
+        teachers: Pre-trained teachers to reuse across condensers (trained when None).
+
+    Returns:
+        The `CondensedGraph` (binary A', hard and soft labels, the MI critic's class
+        distribution).
+
+    Example:
+        >>> from iclr25.papers.st_gcond import make_csbm, condense, CondenseConfig
+        >>> data = make_csbm(np.random.default_rng(0), num_nodes=300)
+        >>> s = condense(data.graph, CondenseConfig(num_syn=12, steps=20), np.random.default_rng(1))
+    """
+    cfg = CondenseConfig() if cfg is None else cfg
+    rng = np.random.default_rng(0) if rng is None else rng
+    return krr_condense(graph, cfg, rng, teachers=teachers, supervised=True, method="st_gcond")
+
+
+def ablation(cfg: CondenseConfig, name: str) -> CondenseConfig:
+    """The config of an ablation of ST-GCond: "no_meta", "no_self", "no_mi", "one_teacher".
+
+    Raises:
+        ValueError: Unknown `name` (the message lists the valid ones).
+    """
+    changes = {
+        "no_meta": {"use_meta": False},
+        "no_self": {"alpha": 0.0},
+        "no_mi": {"beta": 0.0},
+        "one_teacher": {
+            "teachers": dataclasses.replace(cfg.teachers, names=cfg.teachers.names[:1])
+        },
+    }
+    if name not in changes:
+        raise ValueError(f"ablation={name!r} is not allowed: use one of {', '.join(changes)}")
+    return dataclasses.replace(cfg, **changes[name])
