@@ -39,7 +39,11 @@ class MethodTuning:
 
 TUNED: dict[str, dict[str, MethodTuning]] = {
     "icp.hanabi_small": {m: MethodTuning(lr=1e-3, gamma=0.9) for m in TEAM_METHODS},
-    "icp.revealing_goals": {m: MethodTuning(lr=3e-3, gamma=0.99) for m in TEAM_METHODS},
+    "icp.revealing_goals": {
+        "vdn": MethodTuning(lr=1e-3, gamma=0.99, target_every=25),
+        "icp_rm": MethodTuning(lr=1e-3, gamma=0.99, target_every=25),
+        "icp_dm": MethodTuning(lr=1e-3, gamma=0.9, target_every=25),
+    },
 }
 """Experiment -> method -> the hyperparameters chosen on the tuning seeds (the highest-scoring
 point of `tuning.GRID` per method in `benchmarks/results/icp_tuning.json`; a test checks that
