@@ -42,8 +42,8 @@ from iclr25.papers.st_gcond.method import (
     allocate_per_class,
     check_all_classes,
     check_graph_for_condensation,
-    init_synthetic,
     krr_condense,
+    synthetic_start,
 )
 from iclr25.papers.st_gcond.teachers import Teacher
 
@@ -143,16 +143,7 @@ def _match_distance(g_real: list[torch.Tensor], g_syn: list[torch.Tensor]) -> to
 
 
 def _synthetic_start(graph: Graph, cfg: CondenseConfig, rng: np.random.Generator):
-    y_syn, init_idx = init_synthetic(graph, cfg.num_syn, rng)
-    x_syn = nn.Parameter(graph.x[init_idx].clone())
-    gen = (
-        StructureGenerator(in_dim=graph.num_features, hidden=cfg.gen_hidden)
-        if cfg.learn_structure
-        else None
-    )
-    groups = [{"params": [x_syn], "lr": cfg.lr_feat}]
-    if gen is not None:
-        groups.append({"params": list(gen.parameters()), "lr": cfg.lr_adj})
+    y_syn, _, x_syn, gen, groups = synthetic_start(graph, cfg, rng)
     return y_syn, x_syn, gen, torch.optim.Adam(groups)
 
 

@@ -422,19 +422,10 @@ def krr_condense(
     g = torch.Generator().manual_seed(seed)
     stats: dict[str, float] = {"krr_jitter_retries": 0.0, "fallback_first_order": 0.0}
     with torch_seed(seed):
-        y_syn, init_idx = init_synthetic(graph, cfg.num_syn, rng)
-        x_syn = nn.Parameter(graph.x[init_idx].clone())
-        gen = (
-            StructureGenerator(in_dim=graph.num_features, hidden=cfg.gen_hidden)
-            if cfg.learn_structure
-            else None
-        )
+        y_syn, init_idx, x_syn, gen, groups = synthetic_start(graph, cfg, rng)
         z_t = fuse_teachers(teachers, cfg.target_dim) if use_self else None
         y_soft = nn.Parameter(z_t[init_idx].clone()) if use_self else None
         critic = MICritic(dim=cfg.target_dim, num_classes=graph.num_classes) if use_mi else None
-        groups = [{"params": [x_syn], "lr": cfg.lr_feat}]
-        if gen is not None:
-            groups.append({"params": list(gen.parameters()), "lr": cfg.lr_adj})
         if use_self:
             soft = [y_soft] + (list(critic.parameters()) if use_mi else [])
             groups.append({"params": soft, "lr": cfg.lr_soft})
@@ -560,6 +551,24 @@ def krr_condense(
     )
     check_all_classes(out)
     return out
+
+
+def synthetic_start(graph: Graph, cfg: CondenseConfig, rng: np.random.Generator):
+    """The synthetic graph every learnt condenser starts from: hard labels y' (n',) and the real
+    nodes they copy (n',), features X' (n', F) as a parameter, the structure generator g_φ
+    (None when `cfg.learn_structure` is off) and their Adam parameter groups. Call it under
+    `torch_seed` (g_φ's initial weights)."""
+    y_syn, init_idx = init_synthetic(graph, cfg.num_syn, rng)
+    x_syn = nn.Parameter(graph.x[init_idx].clone())
+    gen = (
+        StructureGenerator(in_dim=graph.num_features, hidden=cfg.gen_hidden)
+        if cfg.learn_structure
+        else None
+    )
+    groups = [{"params": [x_syn], "lr": cfg.lr_feat}]
+    if gen is not None:
+        groups.append({"params": list(gen.parameters()), "lr": cfg.lr_adj})
+    return y_syn, init_idx, x_syn, gen, groups
 
 
 def condense(
