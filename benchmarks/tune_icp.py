@@ -2,9 +2,10 @@
 `iclr25.papers.icp.tuning`).
 
 Runs every grid point of every method at the experiment's full preset on the tuning seeds
-(disjoint from the claim seeds) and writes `benchmarks/results/icp_tuning.json`, whose rows the
-docs page shows; the chosen points must equal `TUNED` in `iclr25.papers.icp.training` (a test
-checks it).
+(disjoint from the claim seeds), then widens an axis for every method while a chosen point sits
+on its edge (`LADDER`; give all methods of an experiment in one call), and writes
+`benchmarks/results/icp_tuning.json`, whose rows the docs page shows; the chosen points must
+equal `TUNED` in `iclr25.papers.icp.training` (a test checks it).
 
     python benchmarks/tune_icp.py --jobs 2
 """
@@ -19,7 +20,14 @@ from pathlib import Path
 
 from iclr25.core.bench import bench_result, load_average, print_rows
 from iclr25.papers.icp.training import TEAM_METHODS
-from iclr25.papers.icp.tuning import EXPERIMENTS, GRID, TUNING_SEEDS, evaluate_grid
+from iclr25.papers.icp.tuning import (
+    EXPERIMENTS,
+    GRID,
+    LADDER,
+    MAX_ROUNDS,
+    TUNING_SEEDS,
+    evaluate_grid,
+)
 
 OUT = Path(__file__).resolve().parent / "results" / "icp_tuning.json"
 
@@ -62,7 +70,15 @@ def main(argv: list[str] | None = None) -> dict:
         + "; ".join(
             f"{r['experiment']} {r['method']}: {r['setting']}" for r in rows if r["chosen"]
         ),
-        {"preset": preset, "seeds": seeds, "grid": GRID, "threads": 1, "jobs": args.jobs},
+        {
+            "preset": preset,
+            "seeds": seeds,
+            "grid": GRID,
+            "ladder": LADDER,
+            "max_rounds": MAX_ROUNDS,
+            "threads": 1,
+            "jobs": args.jobs,
+        },
         rows=rows,
         out=args.out,
         load_before=load_before,

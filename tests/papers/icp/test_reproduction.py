@@ -3,6 +3,7 @@ shared training group of Small Hanabi and Revealing Goals takes dotted overrides
 of every claim are asserted by tests/contract/test_expectations.py from `Claim.expect`.)"""
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -134,16 +135,48 @@ def test_tuning_chooses_the_highest_mean_score_per_method(monkeypatch):
 
     monkeypatch.setattr(tuning, "_scores", fake_scores)
     rows = tuning.evaluate_grid(("icp.revealing_goals",), seeds=(100, 101), methods=("vdn",))
-    assert len(rows) == len(calls) == 16
+    # the grid (16), then gamma widened below its chosen edge 0.9 (interior afterwards);
+    # lr 3e-4 is interior and target 0 the ladder's end
+    assert len(rows) == len(calls) == 17
+    assert [r["round"] for r in rows] == [0] * 16 + [1]
+    assert rows[-1]["setting"] == "lr=0.0003, gamma=0.7, target_every=0"
     # gamma and the target network do not change the fake score: the tie goes to the first
-    assert [r["chosen"] for r in rows] == [""] * 4 + ["yes"] + [""] * 11
+    assert [r["chosen"] for r in rows] == [""] * 4 + ["yes"] + [""] * 12
     assert tuning.chosen(rows) == {
         "icp.revealing_goals": {"vdn": MethodTuning(lr=3e-4, gamma=0.9, target_every=0)}
     }
     again = tuning.evaluate_grid(
         ("icp.revealing_goals",), seeds=(100, 101), methods=("vdn",), known=rows
     )
-    assert again == rows and len(calls) == 16  # known points are not run again
+    assert again == rows and len(calls) == 17  # known points are not run again
+
+
+def test_tuning_widens_an_edge_for_every_method_until_the_optimum_is_inside(monkeypatch):
+    def fake_scores(exp, method, point, seeds, jobs, preset):
+        # vdn peaks at lr 1e-2 (beyond the grid's edge 3e-3), icp_rm at 1e-3 (inside); both
+        # prefer a later target sync (400 is the ladder's end) and gamma 0.99
+        peak = {"vdn": 1e-2, "icp_rm": 1e-3}[method]
+        bonus = point["target_every"] / 1000 + (point["gamma"] == 0.99)
+        return [-abs(math.log10(point["lr"] / peak)) + bonus for _ in seeds]
+
+    monkeypatch.setattr(tuning, "_scores", fake_scores)
+    rows = tuning.evaluate_grid(
+        ("icp.revealing_goals",), seeds=(100, 101), methods=("vdn", "icp_rm")
+    )
+    per_method = {m: [r for r in rows if r["method"] == m] for m in ("vdn", "icp_rm")}
+    assert len(per_method["vdn"]) == len(per_method["icp_rm"])  # equal grids
+    assert tuning.chosen(rows)["icp.revealing_goals"] == {
+        "vdn": MethodTuning(lr=1e-2, gamma=0.99, target_every=400),
+        "icp_rm": MethodTuning(lr=1e-3, gamma=0.99, target_every=400),
+    }
+    widened = [(r["round"], r["setting"]) for r in per_method["icp_rm"] if r["round"]]
+    assert widened == [
+        (1, "lr=0.01, gamma=0.99, target_every=25"),  # vdn's lr edge, beyond icp_rm's nearer one
+        (1, "lr=0.001, gamma=0.999, target_every=25"),  # 0.99 was an edge of {0.9, 0.99}
+        (1, "lr=0.001, gamma=0.99, target_every=100"),
+        (2, "lr=0.03, gamma=0.99, target_every=100"),  # vdn's 1e-2 is again an edge
+        (2, "lr=0.001, gamma=0.99, target_every=400"),  # then 400, the ladder's end: stop
+    ]
 
 
 def test_tuned_points_are_the_committed_grid_choices():

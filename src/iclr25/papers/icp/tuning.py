@@ -2,17 +2,20 @@
 method, scored on tuning seeds.
 
 Every method (VDN, ICP-RM, ICP-DM) of both experiments gets the same grid (`GRID`: step size x
-discount x target network, 12 points). Each point trains that method alone with the
-experiment's full preset (same environment steps, games per update and network as the claims)
-on the tuning seeds, which are disjoint from the seeds of the claims; its score is the method's
-final greedy metric (Small Hanabi: official `score`; Revealing Goals: `success`) averaged over
-the tuning seeds. The highest score is chosen (ties: the earlier point). The chosen points are
-`TUNED`, which the experiments' presets use; a test checks `TUNED` against the committed grid
+discount x target network, 16 points), widened along an axis while a chosen point sits on its
+edge (`LADDER`: a line search from each method's chosen point, the same number of points for
+every method). Each point trains that method alone with the experiment's full preset (same
+environment steps, games per update and network as the claims) on the tuning seeds, which are
+disjoint from the seeds of the claims; its score is the method's final greedy metric (Small
+Hanabi: official `score`; Revealing Goals: `success`) averaged over the tuning seeds. The
+highest score is chosen (ties: the earlier point). The chosen points are `TUNED`, which the
+experiments' presets use; a test checks `TUNED` against the committed grid
 (`benchmarks/results/icp_tuning.json`, written by `benchmarks/tune_icp.py`).
 """
 
 from __future__ import annotations
 
+import ast
 import itertools
 import tempfile
 
@@ -30,8 +33,20 @@ GRID: dict[str, tuple] = {
 """`MethodTuning` field -> values, the same for every method of both experiments (16 points;
 the first point is Small Hanabi's earlier setting). The step size spans 1e-4..3e-3 so that an
 optimum can be interior (a pilot on tuning seed 100 had VDN on Revealing Goals learn at 3e-4
-and 1e-3 and stay at chance at 3e-3); widen an axis for every method when a chosen point sits
-on its edge."""
+and 1e-3 and stay at chance at 3e-3)."""
+LADDER: dict[str, tuple] = {
+    "lr": (1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2),
+    "gamma": (0.5, 0.7, 0.9, 0.99, 0.999),
+    "target_every": (0, 25, 100, 400),
+}
+"""The values an axis is widened to, in order (each contains the axis of `GRID`). When a
+method's chosen point sits on an edge of the values it has tried on an axis (and the ladder
+goes on beyond that edge), the axis is widened for every method of that experiment: each
+method tries its own chosen point with that axis moved one ladder step beyond the edge nearest
+its chosen value (the upper one on a tie, the other one where the ladder ends). Every method
+so gets the same number of points; rounds repeat until no chosen point sits on a widenable
+edge, at most `MAX_ROUNDS` times."""
+MAX_ROUNDS = 3
 TUNING_SEEDS = (100, 101)
 """Seeds of the tuning runs (the claims use 0-9, the tests 0-9)."""
 CLAIM_SEEDS = range(10)
@@ -45,6 +60,12 @@ def grid_points() -> list[dict[str, object]]:
 def setting(point: dict[str, object]) -> str:
     """A grid point as `field=value, ...`."""
     return ", ".join(f"{k}={v}" for k, v in point.items())
+
+
+def parse_setting(text: str) -> dict[str, object]:
+    """The point that `setting` wrote as `text`."""
+    fields = (item.split("=", 1) for item in text.split(", "))
+    return {k: ast.literal_eval(v) for k, v in fields}
 
 
 def _scores(
@@ -83,8 +104,10 @@ def evaluate_grid(
     known: list[dict[str, object]] = (),
     preset: str = "full",
 ) -> list[dict[str, object]]:
-    """Score every grid point of every method of `experiments` on `seeds`; one row per point,
-    the best of each (experiment, method) marked `chosen`.
+    """Score every grid point of every method of `experiments` on `seeds`, then the widening
+    rounds of `LADDER` (decided over the `methods` given: tune all of them together); one row
+    per point with its `round` (0: the grid), the best of each (experiment, method) marked
+    `chosen`.
 
     `known`: rows of an earlier run at the same scale and seeds (as written by this function);
     their points are not run again (a widened axis costs only its new points)."""
@@ -105,23 +128,67 @@ def evaluate_grid(
     rows: list[dict[str, object]] = []
     for exp in experiments:
         get_experiment(exp)  # fails early on a registry problem
+        done = {(r["method"], r["setting"]): r for r in known if r["experiment"] == exp}
+        run = (exp, seeds, jobs, preset, done)
+        groups = {m: [_row(run, m, p, 0) for p in grid_points()] for m in methods}
+        for round_ in range(1, MAX_ROUNDS + 1):
+            points = _widened(groups)
+            if not points:
+                break
+            for m, p in points:
+                groups[m].append(_row(run, m, p, round_))
         for m in methods:
-            group = []
-            done = {r["setting"]: r for r in known if r["experiment"] == exp and r["method"] == m}
-            for p in grid_points():
-                if setting(p) in done:
-                    group.append({k: v for k, v in done[setting(p)].items() if k != "chosen"})
-                    continue
-                per_seed = _scores(exp, m, p, seeds, jobs, preset)
-                row: dict[str, object] = {"experiment": exp, "method": m, "setting": setting(p)}
-                row.update({f"score_seed_{s}": round(v, 4) for s, v in zip(seeds, per_seed)})
-                row["score"] = round(sum(per_seed) / len(per_seed), 4)
-                group.append(row)
-            best = max(range(len(group)), key=lambda i: (group[i]["score"], -i))
-            for i, row in enumerate(group):
+            best = _best(groups[m])
+            for i, row in enumerate(groups[m]):
                 row["chosen"] = "yes" if i == best else ""
-            rows += group
+            rows += groups[m]
     return rows
+
+
+def _row(run: tuple, method: str, point: dict[str, object], round_: int) -> dict[str, object]:
+    """The row of one point: taken from the known rows of `run` = (experiment, seeds, jobs,
+    preset, known rows by (method, setting)) or scored now."""
+    exp, seeds, jobs, preset, done = run
+    row = done.get((method, setting(point)))
+    if row is None:
+        per_seed = _scores(exp, method, point, seeds, jobs, preset)
+        row = {"experiment": exp, "method": method, "setting": setting(point)}
+        row.update({f"score_seed_{s}": round(v, 4) for s, v in zip(seeds, per_seed)})
+        row["score"] = round(sum(per_seed) / len(per_seed), 4)
+    return {**{k: v for k, v in row.items() if k not in ("chosen", "round")}, "round": round_}
+
+
+def _best(group: list[dict[str, object]]) -> int:
+    """Index of the highest score (ties: the earlier point)."""
+    return max(range(len(group)), key=lambda i: (group[i]["score"], -i))
+
+
+def _widened(groups: dict[str, list[dict[str, object]]]) -> list[tuple[str, dict[str, object]]]:
+    """The next widening round (method, point) of one experiment's `groups` (method -> rows so
+    far), empty when no method's chosen point sits on a widenable edge (see `LADDER`)."""
+    chosen_points = {m: parse_setting(g[_best(g)]["setting"]) for m, g in groups.items()}
+    out = []
+    for axis, ladder in LADDER.items():
+        tried = {
+            m: sorted({ladder.index(parse_setting(r["setting"])[axis]) for r in g})
+            for m, g in groups.items()
+        }
+        at = {m: ladder.index(p[axis]) for m, p in chosen_points.items()}
+        if not any(
+            (at[m] == tried[m][0] and at[m] > 0)
+            or (at[m] == tried[m][-1] and at[m] < len(ladder) - 1)
+            for m in groups
+        ):
+            continue
+        for m, p in chosen_points.items():
+            lo, hi = tried[m][0], tried[m][-1]
+            up = hi - at[m] <= at[m] - lo
+            if (up and hi == len(ladder) - 1) or (not up and lo == 0):
+                up = not up
+            step = hi + 1 if up else lo - 1
+            if 0 <= step < len(ladder):
+                out.append((m, {**p, axis: ladder[step]}))
+    return out
 
 
 def chosen(rows: list[dict[str, object]]) -> dict[str, dict[str, MethodTuning]]:
@@ -130,6 +197,6 @@ def chosen(rows: list[dict[str, object]]) -> dict[str, dict[str, MethodTuning]]:
     out: dict[str, dict[str, MethodTuning]] = {}
     for row in rows:
         if row["chosen"]:
-            (point,) = [p for p in grid_points() if setting(p) == row["setting"]]
-            out.setdefault(row["experiment"], {})[row["method"]] = MethodTuning(**point)
+            point = MethodTuning(**parse_setting(row["setting"]))
+            out.setdefault(row["experiment"], {})[row["method"]] = point
     return out
