@@ -52,7 +52,7 @@ run: $(STAMP)
 # current full preset and seed count, and the docs are generated from them.
 test: $(STAMP) browser
 	$(BIN)/iclr25 report --check
-	$(BIN)/python -m pytest -n $(JOBS) --dist loadgroup
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadgroup --durations=40
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
