@@ -283,22 +283,26 @@ def _layout(rng: np.random.Generator, layout: str, m: int, n: int):
         C = np.c_[x, -7.0 + rng.uniform(-0.3, 0.3, m), rng.uniform(0.0, 1.0, m)]
         T = np.c_[0.5 * x, np.zeros(m), np.zeros(m)] + rng.normal(0.0, 0.2, (m, 3))
     else:  # forward: a corridor (ground, two walls, a few boxes), cameras driving along +y
+        # 0.6 units between cameras; the corridor runs from 2 behind the first camera to 6
+        # ahead of the last, so the point density per camera does not depend on m
+        y0, y1 = -6.0, -6.0 + 0.6 * (m - 1)
+        L = y1 - y0 + 8.0
         n_box = int(0.2 * n)
         n_ground = int(0.3 * n)
         n_wall = (n - n_box - n_ground) // 2
         n_right = n - n_box - n_ground - n_wall
-        centres = np.c_[rng.uniform(-0.8, 0.8, 4), np.linspace(0, 14, 4), np.full(4, -0.6)]
+        centres = np.c_[rng.uniform(-0.8, 0.8, 4), np.linspace(y0 + 2, y1 + 5, 4), np.full(4, -0.6)]
         boxes = [
             _box_surface(rng, k, c - 0.4, c + 0.4)
             for k, c in zip(np.diff(np.linspace(0, n_box, 5).astype(int)), centres)
         ]
         X, N = _stack([
             *boxes,
-            _plane(rng, n_ground, (-1.5, -4, -1), (3, 0, 0), (0, 22, 0), (0, 0, 1)),
-            _plane(rng, n_wall, (-1.5, -4, -1), (0, 22, 0), (0, 0, 2.5), (1, 0, 0)),
-            _plane(rng, n_right, (1.5, -4, -1), (0, 22, 0), (0, 0, 2.5), (-1, 0, 0)),
+            _plane(rng, n_ground, (-1.5, y0 - 2, -1), (3, 0, 0), (0, L, 0), (0, 0, 1)),
+            _plane(rng, n_wall, (-1.5, y0 - 2, -1), (0, L, 0), (0, 0, 2.5), (1, 0, 0)),
+            _plane(rng, n_right, (1.5, y0 - 2, -1), (0, L, 0), (0, 0, 2.5), (-1, 0, 0)),
         ])  # fmt: skip
-        y = np.linspace(-6.0, 6.0, m) + rng.uniform(-0.1, 0.1, m)
+        y = np.linspace(y0, y1, m) + rng.uniform(-0.1, 0.1, m)
         C = np.c_[rng.uniform(-0.2, 0.2, m), y, rng.uniform(-0.1, 0.1, m)]
         T = C + np.c_[rng.normal(0, 0.1, m), np.full(m, 5.0), rng.normal(0, 0.05, m)]
     return C, T, X, N
@@ -476,7 +480,7 @@ def make_scene(
         idx[cam, track] = np.arange(E0)
         for _ in range(100 * n):
             j, k = rng.choice(n, 2, replace=False)
-            cs = np.flatnonzero(observed[:, k] & ~observed[:, j])
+            cs = np.flatnonzero((idx[:, k] >= 0) & ~observed[:, j])  # k's own entries only
             for c in rng.permutation(cs):
                 if len(add_cam) == n_merge:
                     break

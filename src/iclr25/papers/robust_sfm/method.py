@@ -306,9 +306,9 @@ def resfm_loss(
         outlier_prob=prob, hinge=hinge, normalize_grad=normalize_grad,
     )  # fmt: skip
     loss = w_reprojection * rep
-    parts = {"reprojection": float(rep)}
+    parts = {"reprojection": float(rep.detach())}
     if prob is not None:
         cls = balanced_bce(out.outlier_logit, is_outlier)
         loss = loss + w_classification * cls
-        parts["classification"] = float(cls)
+        parts["classification"] = float(cls.detach())
     return loss, parts
