@@ -121,9 +121,10 @@ def bundle_adjust_scipy(
     mask: np.ndarray | None = None,
     loss: str = "cauchy",
     scale_px: float = 1.0,
-    max_iterations: int = 100,
+    max_iterations: int = 300,
 ) -> BAResult:
-    """Reference BA: `scipy.optimize.least_squares` (trf, sparse Jacobian, `x_scale="jac"`).
+    """Reference BA: `scipy.optimize.least_squares` (trf, sparse Jacobian, `x_scale="jac"`,
+    LSMR steps at tolerance 1e-12).
 
     Args:
         Ks, R, t, X: intrinsics (fixed), initial poses and points.
@@ -131,7 +132,8 @@ def bundle_adjust_scipy(
         mask: entries to use (e.g. predicted inliers); default all.
         loss: "cauchy" (robust) or "linear" (plain least squares).
         scale_px: the loss's scale a, in pixels.
-        max_iterations: `max_nfev` of least_squares.
+        max_iterations: `max_nfev` of least_squares (300, as pycolmap's iterations; the robust
+            solve of an 8-camera scene needs about 80-110 evaluations).
 
     Shapes:
         Ks, R: (m, 3, 3), t: (m, 3), X: (n, 3), cam, track: (E,), uv: (E, 2), mask: (E,)
@@ -185,9 +187,11 @@ def bundle_adjust_scipy(
         [np.c_[Rotation.from_matrix(R[free]).as_rotvec(), t[free]].ravel(), X[pts].ravel()]
     )
     initial = robust_cost(Ks, R, t, X, cam[use], track[use], uv[use], loss=loss, scale_px=scale_px)
+    # tight LSMR tolerances: with the default ones the robust (Cauchy) solve needs ~3x more
+    # evaluations (measured on an 8-camera noiseless scene: 269 instead of 76)
     sol = least_squares(
         residuals, p0, jac_sparsity=sparsity, method="trf", loss=loss, f_scale=scale_px,
-        x_scale="jac", max_nfev=max_iterations,
+        x_scale="jac", max_nfev=max_iterations, tr_options={"atol": 1e-12, "btol": 1e-12},
     )  # fmt: skip
     Rv, tv, Xp = unpack(sol.x)
     Xout = X.copy()
