@@ -31,12 +31,18 @@ Work in progress, not yet registered in `iclr25.papers.PAPERS` (issue 22). What 
   `triangulate_all` (DLT per track from the current poses over the inlier entries, tracks with
   < 2 inlier views skipped).
 
-Pilot (measured once, under the lead's load at nice 10, NOT a result): one ring scene of 12
-cameras, 115 tracks, 699 entries (30 % uniform outliers, 1 px noise), poses perturbed by
-0.05 rad and 0.2 units, points by 0.2 units (start: median rotation error 4.7 deg), Cauchy
-scale 2 px: pycolmap Cauchy 0.12 deg in 0.8 s; scipy Cauchy 4.3 deg after its 100
-evaluations (29 s wall); linear loss 26.5-26.8 deg with either solver. The scipy solver is
-only the small-scene reference; it is not fit for robust BA from poor starts.
+Pilot (measured once, under the lead's load (load average 4-5 on 2 cores) at nice 10, NOT a
+result; script not committed): one ring scene of 12 cameras, 115 tracks, 699 entries (30 %
+uniform outliers, 1 px noise), poses perturbed by 0.05 rad and 0.2 units, points by 0.2
+units (start: median rotation error 4.69 deg), Cauchy scale 2 px, median rotation error after
+BA and alignment: pycolmap Cauchy 0.120 deg (0.2 s CPU); scipy Cauchy 0.178 deg (2.9 s CPU,
+57 s wall); linear loss 26.5 deg (pycolmap) and 27.1 deg (scipy, 16 s CPU at its 300
+evaluations). Network, a smoke run only: `RESfMNet(features=64)` and its ESFM twin, 300 Adam
+steps (lr 1e-3) over 20 ring scenes (12 cameras, 150 points, outlier rate U[0.1, 0.4]),
+7.0 / 6.1 s CPU; on 2 test scenes at 30 %, both are untrained as reconstructors (median
+rotation errors 117-136 deg) and RESfM's head at threshold 0.6 flags nearly everything
+(precision 0.31, recall 0.98, F1 0.47). 300 steps says nothing about the method; the notes
+budget 3-5k steps.
 
 What remains (issue 22), exactly:
 

@@ -18,22 +18,19 @@ splits it among the kinds. Occlusion is not modelled (points behind the box stay
 
 On disk (`save_tracks` / `load_tracks`), a scene is one `.npz` file:
 
-=============== ================ ======== ==================================================
-key             shape            dtype    meaning
-=============== ================ ======== ==================================================
-``cam``         (E,)             int      camera index of each observation, in [0, m)
-``track``       (E,)             int      track index of each observation, in [0, n)
-``uv``          (E, 2)           float    pixel (x right, y down) of each observation
-``Ks``          (m, 3, 3)        float    intrinsics per camera (or ``K`` (3, 3), shared)
-``num_tracks``  ()               int      optional: n (default max(track) + 1)
-``image_size``  (2,)             int      optional: width, height in pixels
-``is_outlier``  (E,)             bool     optional: outlier labels
-``outlier_type`` (E,)            int      optional: 0 inlier, 1 uniform, 2 near-miss, 3 merge
-``R``, ``t``    (m, 3, 3), (m, 3) float   optional GT world-to-camera poses (both or none)
-``X``           (n, 3)           float    optional GT points
-=============== ================ ======== ==================================================
+- ``cam`` (E,) int: camera index of each observation, in [0, m);
+- ``track`` (E,) int: track index of each observation, in [0, n);
+- ``uv`` (E, 2) float: pixel of each observation (x right, y down);
+- ``Ks`` (m, 3, 3) float: intrinsics per camera (or ``K`` (3, 3), shared by all cameras);
+- optional ``num_tracks`` () int: n (default max(track) + 1);
+- optional ``image_size`` (2,) int: width, height in pixels;
+- optional ``is_outlier`` (E,) bool: outlier labels;
+- optional ``outlier_type`` (E,) int: 0 inlier, 1 uniform, 2 near-miss, 3 merge;
+- optional ``R`` (m, 3, 3) and ``t`` (m, 3) float: GT world-to-camera poses (both or neither);
+- optional ``X`` (n, 3) float: GT points.
 
-A (cam, track) pair may appear only once; every camera index in [0, m) needs not be observed.
+A (cam, track) pair may appear only once; a camera or track may have no observation. Unknown
+keys are refused.
 """
 
 from __future__ import annotations
