@@ -43,8 +43,8 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument(
         "--reuse",
         action="store_true",
-        help="keep the rows of the existing --out file (same preset and seeds) and run only the "
-        "points it lacks (after widening an axis or adding an experiment)",
+        help="keep the rows of the existing --out file and of an interrupted run's "
+        "<out>.partial.jsonl (same preset and seeds) and run only the points they lack",
     )
     args = p.parse_args(argv)
     seeds = tuple(int(s) for s in args.seeds.split(","))
@@ -57,12 +57,33 @@ def main(argv: list[str] | None = None) -> dict:
         if old["settings"]["seeds"] != list(seeds) or old["settings"]["preset"] != preset:
             p.error(f"--reuse: {args.out} was run with another preset or on other seeds")
         known = old["rows"]
+    # every scored point is appended here at once, so an interrupted run loses nothing
+    partial = Path(args.out + ".partial.jsonl") if args.out else None
+    scale = {"preset": preset, "seeds": list(seeds)}
+    resumed = []
+    if args.reuse and partial is not None and partial.exists():
+        lines = [json.loads(line) for line in partial.read_text().splitlines()]
+        resumed = [x["row"] for x in lines if x["scale"] == scale]
+
+    def save(row: dict) -> None:
+        if partial is not None:
+            with partial.open("a") as f:
+                f.write(json.dumps({"scale": scale, "row": row}) + "\n")
+
     load_before = load_average()
     experiments, methods = tuple(args.experiments.split(",")), tuple(args.methods.split(","))
-    rows = evaluate_grid(experiments, seeds, methods, jobs=args.jobs, known=known, preset=preset)
+    rows = evaluate_grid(
+        experiments,
+        seeds,
+        methods,
+        jobs=args.jobs,
+        known=known + resumed,
+        preset=preset,
+        on_row=save,
+    )
     run = set(itertools.product(experiments, methods))  # keep the other pairs' rows
     rows = [r for r in known if (r["experiment"], r["method"]) not in run] + rows
-    return bench_result(
+    result = bench_result(
         "icp_tuning_grid",
         "score = the method's final greedy metric (Small Hanabi: official score of 10; "
         f"Revealing Goals: success), mean over tuning seeds {seeds}, the {preset} preset with "
@@ -83,6 +104,9 @@ def main(argv: list[str] | None = None) -> dict:
         out=args.out,
         load_before=load_before,
     )
+    if partial is not None:
+        partial.unlink(missing_ok=True)
+    return result
 
 
 if __name__ == "__main__":

@@ -186,3 +186,35 @@ def test_tuned_points_are_the_committed_grid_choices():
     assert set(choice) == set(TUNED) - {"icp.hanabi_small"}
     for exp in choice:
         assert choice[exp] == TUNED[exp], exp
+
+
+def test_tune_script_resumes_an_interrupted_run(tmp_path, monkeypatch):
+    """Every scored point is saved at once; `--reuse` after an interruption runs only the rest
+    and the final file holds every row, the progress file gone."""
+    import importlib.util
+
+    script = Path(__file__).resolve().parents[3] / "benchmarks/tune_icp.py"
+    spec = importlib.util.spec_from_file_location("tune_icp", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    calls = []
+
+    def fake_scores(exp, method, point, seeds, jobs, preset):
+        if len(calls) == 5:
+            raise KeyboardInterrupt
+        calls.append(point)
+        return [point["lr"] for _ in seeds]
+
+    monkeypatch.setattr(tuning, "_scores", fake_scores)
+    out = tmp_path / "t.json"
+    argv = ["--experiments", "icp.revealing_goals", "--methods", "vdn", "--out", str(out)]
+    with pytest.raises(KeyboardInterrupt):
+        module.main(argv)
+    assert not out.exists() and len(Path(f"{out}.partial.jsonl").read_text().splitlines()) == 5
+    first = len(calls)
+    calls.clear()
+    monkeypatch.setattr(tuning, "_scores", lambda *a: calls.append(a[2]) or [a[2]["lr"]] * 2)
+    rows = module.main([*argv, "--reuse"])["rows"]
+    assert len(rows) == first + len(calls) and first == 5
+    assert not Path(f"{out}.partial.jsonl").exists()
+    assert json.loads(out.read_text())["rows"] == rows

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import itertools
 import tempfile
+from collections.abc import Callable
 
 from iclr25.core.registry import get_experiment
 from iclr25.core.runner import run_experiment
@@ -103,6 +104,7 @@ def evaluate_grid(
     jobs: int = 1,
     known: list[dict[str, object]] = (),
     preset: str = "full",
+    on_row: Callable[[dict[str, object]], None] | None = None,
 ) -> list[dict[str, object]]:
     """Score every grid point of every method of `experiments` on `seeds`, then the widening
     rounds of `LADDER` (decided over the `methods` given: tune all of them together); one row
@@ -110,7 +112,8 @@ def evaluate_grid(
     `chosen`.
 
     `known`: rows of an earlier run at the same scale and seeds (as written by this function);
-    their points are not run again (a widened axis costs only its new points)."""
+    their points are not run again (a widened axis costs only its new points). `on_row` is
+    called with each newly scored row (to save progress)."""
     if not seeds or set(seeds) & set(CLAIM_SEEDS):
         raise ValueError(
             f"seeds={seeds!r} is not allowed: tuning seeds must be given and disjoint from the "
@@ -129,7 +132,7 @@ def evaluate_grid(
     for exp in experiments:
         get_experiment(exp)  # fails early on a registry problem
         done = {(r["method"], r["setting"]): r for r in known if r["experiment"] == exp}
-        run = (exp, seeds, jobs, preset, done)
+        run = (exp, seeds, jobs, preset, done, on_row)
         groups = {m: [_row(run, m, p, 0) for p in grid_points()] for m in methods}
         for round_ in range(1, MAX_ROUNDS + 1):
             points = _widened(groups)
@@ -147,14 +150,16 @@ def evaluate_grid(
 
 def _row(run: tuple, method: str, point: dict[str, object], round_: int) -> dict[str, object]:
     """The row of one point: taken from the known rows of `run` = (experiment, seeds, jobs,
-    preset, known rows by (method, setting)) or scored now."""
-    exp, seeds, jobs, preset, done = run
+    preset, known rows by (method, setting), on_row) or scored now (and passed to on_row)."""
+    exp, seeds, jobs, preset, done, on_row = run
     row = done.get((method, setting(point)))
     if row is None:
         per_seed = _scores(exp, method, point, seeds, jobs, preset)
         row = {"experiment": exp, "method": method, "setting": setting(point)}
         row.update({f"score_seed_{s}": round(v, 4) for s, v in zip(seeds, per_seed)})
         row["score"] = round(sum(per_seed) / len(per_seed), 4)
+        if on_row is not None:
+            on_row(row)
     return {**{k: v for k, v in row.items() if k not in ("chosen", "round")}, "round": round_}
 
 
