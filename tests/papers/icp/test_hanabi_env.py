@@ -37,7 +37,15 @@ def _random_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 @pytest.mark.parametrize(
     "spec",
-    [HanabiSpec(), HanabiSpec(lives=3), HanabiSpec(2, 3, 3, 3, 2, 2), HanabiSpec(4, 1, 4, 1, 1, 2)],
+    [
+        HanabiSpec(),
+        HanabiSpec(lives=3),
+        HanabiSpec(2, 3, 3, 3, 2, 2),
+        HanabiSpec(4, 1, 4, 1, 1, 2),
+        HanabiSpec(hint_rule="any"),
+        HanabiSpec(draw_rule="same_slot"),
+        HanabiSpec(2, 3, 3, 3, 2, 2, "keep_score", "any", "same_slot"),
+    ],
 )
 def test_batch_equals_pettingzoo_step_by_step(spec, seed):
     rng = np.random.default_rng(seed)
@@ -89,17 +97,29 @@ def test_players_see_other_hands_not_their_own(seed):
                 np.testing.assert_array_equal(part[:, i, j].argmax(-1), env.hands[:, j])
 
 
-def test_hints_never_change_the_cards(seed):
-    spec = HanabiSpec()
+@pytest.mark.parametrize("hint_rule", ["official", "any"])
+def test_hints_never_change_the_cards(seed, hint_rule):
+    spec = HanabiSpec(hint_rule=hint_rule)
     rng = np.random.default_rng(seed)
-    base = HanabiBatch(8, spec)
+    base = HanabiBatch(16, spec)
     base.reset(rng)
-    decks = base.decks.copy()
-    before = base.task_state()
+    legal = base.action_mask()[:, 0]
     for h in spec.scouting_actions:
-        env = HanabiBatch(8, spec)
+        ok = legal[:, h]
+        offset, kind = spec.hint_of(h)
+        cards = base.hands[:, offset % spec.num_players]
+        C, R = spec.colours, spec.ranks
+        names = (cards // R == kind if kind < C else cards % R == kind - C) & (cards >= 0)
+        assert (ok == names.any(1)).all() if hint_rule == "official" else ok.all()
+        if not ok.any():
+            continue
+        decks = base.decks[ok]
+        ref = HanabiBatch(len(decks), spec)
+        ref.reset(decks=decks)
+        before = ref.task_state()
+        env = HanabiBatch(len(decks), spec)
         env.reset(decks=decks)
-        acts = np.full((8, spec.num_players), spec.noop)
+        acts = np.full((len(decks), spec.num_players), spec.noop)
         acts[:, 0] = h
         _, _, r, done = env.step(acts)
         assert (r == 0).all() and not done.any()
@@ -124,7 +144,8 @@ def test_play_discard_and_end_rules():
     noop, N = spec.noop, spec.num_players
     # player 0 holds (0/1, 0/1): playing slot 0 scores
     _, _, r, _ = env.step(np.array([[0, noop, noop]]))
-    assert r[0] == 1 and env.fireworks[0, 0] == 1 and env.hands[0, 0, 0] == deck[6]
+    assert r[0] == 1 and env.fireworks[0, 0] == 1
+    assert env.hands[0, 0].tolist() == [deck[1], deck[6]]  # shifted left, the new card last
     # player 1 holds (0/1, 0/2) ranks 0 and 1: discard illegal at full tokens, play of 1 loses
     with pytest.raises(ValueError, match="illegal action 2 for agent 1 in game 0"):
         env.step(np.array([[noop, 2, noop]]))
@@ -202,9 +223,9 @@ def test_hints_cost_a_token_and_need_one():
     noop, H = spec.noop, spec.hand_size
     env = HanabiBatch(1, spec)
     env.reset(decks=spec.deck()[None])  # hands: (0/1, 0/1), (0/1, 0/2), (0/2, 0/3)
-    hint = int(spec.scouting_actions[0])  # colour 0 to the next player
+    hint = int(spec.scouting_actions[0])  # colour 0 to the next player (every card is colour 0)
     for p in range(3):
-        assert env.action_mask()[0, p, 2 * H : 2 * H + spec.num_hints].all()
+        assert env.action_mask()[0, p, hint]
         acts = np.full((1, 3), noop)
         acts[0, p] = hint
         env.step(acts)
@@ -218,9 +239,21 @@ def test_hints_cost_a_token_and_need_one():
     assert env.tokens[0] == 1
 
 
-def test_empty_hints_are_legal_in_our_variant():
-    # DEVIATION pinned: the HLE would refuse a hint that touches no card
+def test_a_hint_must_touch_a_card_under_the_official_rule():
+    # the HLE's HintColorLegal / HintRankLegal: the target must hold a card of that colour/rank
     spec = HanabiSpec()
+    env = HanabiBatch(1, spec)
+    env.reset(decks=spec.deck()[None])  # hands (ranks 0-based): p0 (0, 0), p1 (0, 1), p2 (1, 2)
+    H, C = spec.hand_size, spec.colours
+    mask = env.action_mask()[0, 0]
+    to_p1 = 2 * H + np.arange(C + spec.ranks)  # colour 0, colour 1, rank 0 .. rank 4 to p1
+    assert mask[to_p1].tolist() == [True, False, True, True, False, False, False]
+    with pytest.raises(ValueError, match=f"illegal action {to_p1[1]} for agent 0"):
+        env.step(np.array([[to_p1[1], spec.noop, spec.noop]]))
+
+
+def test_empty_hints_are_legal_in_the_any_variant():
+    spec = HanabiSpec(hint_rule="any")
     noop = spec.noop
     env = HanabiBatch(1, spec)
     env.reset(decks=spec.deck()[None])  # player 1 holds two colour-0 cards
@@ -231,9 +264,24 @@ def test_empty_hints_are_legal_in_our_variant():
     assert (env.know_colour == -1).all() and (env.know_rank == -1).all()
 
 
-def test_drawn_card_takes_the_freed_slot():
-    # DEVIATION pinned: the HLE shifts the later cards left and appends the new card
+def test_drawn_card_is_appended_after_the_later_cards_shift_left():
+    # the HLE: the card leaves the hand, the later cards (and what is known of them) shift
+    # left, the new card is appended
     spec = HanabiSpec()
+    noop, deck = spec.noop, spec.deck()
+    env = HanabiBatch(1, spec)
+    env.reset(decks=deck[None])
+    rank2 = 2 * spec.hand_size + spec.colours + 1  # rank index 1 to the next player
+    env.step(np.array([[rank2, noop, noop]]))  # reveals player 1's slot 1
+    assert env.know_rank[0, 1].tolist() == [-1, 1]
+    kept = env.hands[0, 1, 1]
+    env.step(np.array([[noop, 2, noop]]))  # player 1 discards slot 0
+    assert env.hands[0, 1].tolist() == [kept, deck[6]]
+    assert env.know_rank[0, 1].tolist() == [1, -1]
+
+
+def test_drawn_card_takes_the_freed_slot_in_the_same_slot_variant():
+    spec = HanabiSpec(draw_rule="same_slot")
     noop, deck = spec.noop, spec.deck()
     env = HanabiBatch(1, spec)
     env.reset(decks=deck[None])
@@ -265,11 +313,12 @@ def test_after_the_last_draw_every_player_gets_one_more_turn():
     N, H, noop = spec.num_players, spec.hand_size, spec.noop
     env = HanabiBatch(1, spec)
     env.reset(np.random.default_rng(0))
-    hint = int(spec.scouting_actions[0])
     last_draw, turns = None, 0
     while not env.done[0]:
         acts = np.full((1, N), noop)
         # alternate hints and discards: nobody misplays, every discard draws
+        hints = env.action_mask()[0, env.current, 2 * H : 2 * H + spec.num_hints]
+        hint = 2 * H + int(np.flatnonzero(hints)[0]) if hints.any() else noop
         acts[0, env.current] = H if env.tokens[0] < spec.hint_tokens else hint
         env.step(acts)
         turns += 1
@@ -306,3 +355,30 @@ def test_illegal_actions_names_and_shapes():
         HanabiSpec(num_players=1)
     with pytest.raises(ValueError, match="hand_size = 40 must be below the deck size 20"):
         HanabiSpec(hand_size=20, num_players=2)
+
+
+@pytest.mark.parametrize("draw_rule", ["official", "same_slot"])
+def test_message_channels_are_legal_hints_read_back_by_target_and_kind(seed, draw_rule):
+    spec = HanabiSpec(draw_rule=draw_rule)
+    rng = np.random.default_rng(seed)
+    env = HanabiBatch(64, spec)
+    _, mask = env.reset(rng)
+    assert spec.num_channels == 4
+    while not env.done.all():
+        a = env.current
+        open_ = env.channels_open()
+        for ch in range(spec.num_channels):
+            acts = env.channel_actions(np.full(64, ch))
+            ok = open_ & (acts >= 0)
+            assert (open_ <= (acts >= 0)).all()  # open: every channel has a target card
+            assert mask[ok, a, acts[ok]].all()  # a legal hint under the official rule
+            assert (spec.channel_of(acts[ok]) == ch).all()
+            offset, kind = np.divmod(acts[ok] - 2 * spec.hand_size, spec.colours + spec.ranks)
+            assert (offset == ch // 2).all() and ((kind >= spec.colours) == ch % 2).all()
+        assert not open_[env.tokens == 0].any() and not open_[env.done].any()
+        acts = _random_legal(mask, rng)
+        _, mask, _, _ = env.step(acts)
+    with pytest.raises(ValueError, match=r"channels must be 64 ints in 0\.\.3"):
+        env.channel_actions(np.full(64, 4))
+    with pytest.raises(ValueError, match="channel_of takes hint actions"):
+        spec.channel_of(np.array([0]))

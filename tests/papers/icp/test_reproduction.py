@@ -39,7 +39,9 @@ def test_bad_config_names_the_value_and_writes_nothing(tmp_path, override, needl
     ("override", "needle"),
     [
         ("train.methods=vdn,dial", r"methods=\('vdn', 'dial'\)"),
-        ("num_messages=15", r"num_messages=15 .*2\.\.14"),
+        ("num_messages=5", r"num_messages=5 .*2\.\.4"),
+        ("hint_rule=relaxed", "hint_rule='relaxed': allowed values are 'official', 'any'"),
+        ("draw_rule=shift", "draw_rule='shift': allowed values are 'official', 'same_slot'"),
         ("hand_size=7", "hand_size=7 .*deck size 20"),
         ("train.stage1_frac=0", "stage1_frac=0"),
         ("train.vdn.lr=1e999", "lr=inf .*finite"),
@@ -92,6 +94,10 @@ def test_hanabi_scoring_default_is_official_and_bad_values_are_rejected():
     assert exp.config().scoring == "official"
     assert exp.config().spec().scoring == "official"
     assert exp.config(scoring="keep_score").spec().scoring == "keep_score"
+    spec = exp.config().spec()
+    assert (spec.hint_rule, spec.draw_rule) == ("official", "official")
+    variant = exp.config(hint_rule="any", draw_rule="same_slot").spec()
+    assert (variant.hint_rule, variant.draw_rule) == ("any", "same_slot")
     with pytest.raises(ConfigError, match="scoring='zero'"):
         exp.config(scoring="zero")
 

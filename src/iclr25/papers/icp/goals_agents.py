@@ -181,7 +181,13 @@ def evaluate_goals(team: HanabiTeam, games: int, rng: np.random.Generator) -> di
     }
 
 
-GOALS = Game(RevealingGoalsBatch, goals_network, goals_rollout, evaluate_goals)
+GOALS = Game(
+    RevealingGoalsBatch,
+    goals_network,
+    goals_rollout,
+    evaluate_goals,
+    lambda spec: spec.scouting_actions,
+)
 """Revealing Goals, for `hanabi_agents.fit_hanabi` / `train_hanabi`."""
 
 

@@ -13,11 +13,16 @@ Rules (defaults: N = 3 players, C = 2 colours x R = 5 ranks, hand size H = 2, 3 
   H cards dealt to each player; a player sees every hand but its own.
 - turns: player t mod N acts on turn t; the others must no-op.
 - play slot s: the card goes on its colour's firework if it is the next rank (+1 point;
-  completing a colour returns a hint token), else it is discarded and a life is lost; a new
-  card is drawn into slot s.
-- discard slot s: legal only below the hint-token maximum; +1 hint token; draw into slot s.
+  completing a colour returns a hint token), else it is discarded and a life is lost; the
+  card leaves the hand and a new one is drawn (`HanabiSpec.draw_rule`: "official", the HLE's:
+  the later cards shift left and the new card goes to the last slot; "same_slot", a documented
+  variant: the new card takes slot s). An empty deck draws nothing: the hand shrinks (empty
+  slots at the end under the official rule).
+- discard slot s: legal only below the hint-token maximum; +1 hint token; draw as above.
 - hint: to another player (seat offset 1..N-1), a colour or a rank; costs a hint token; every
-  card of that colour/rank in the target's hand becomes known to everybody. Hints never change
+  card of that colour/rank in the target's hand becomes known to everybody
+  (`HanabiSpec.hint_rule`: "official", the HLE's: legal only if it touches at least one card;
+  "any", a documented variant: a hint that touches no card is legal too). Hints never change
   the cards: they are the scouting actions.
 - end: no life left, every firework complete, or one more turn each after the last draw.
 - score (`HanabiSpec.scoring`): "official" (the Hanabi Learning Environment's rule, the
@@ -25,6 +30,12 @@ Rules (defaults: N = 3 players, C = 2 colours x R = 5 ranks, hand size H = 2, 3 
   (our earlier rule, a documented variant): the sum of the fireworks heights always.
 - reward: the change of the score on each turn (official: the turn that loses the last life
   takes back every point scored, as the HLE's `rl_env` reward does).
+
+Message channels (what ICP's map φ ranges over, `HanabiSpec.num_channels` = 2(N-1)): channel
+2(o-1) + t is "a hint to the player o seats after the sender naming the colour (t = 0) or the
+rank (t = 1) of that player's first card" (`HanabiBatch.channel_actions`): legal under both
+hint rules whenever a hint token is left and the target holds a card, whatever the cards are;
+a receiver reads the channel back from the hint's target and kind (`HanabiSpec.channel_of`).
 
 Actions (A = 2H + (N-1)(C+R) + 1): `s` play slot s, `H + s` discard slot s,
 `2H + (o-1)(C+R) + k` hint to the player o seats after the actor, colour k (k < C) or rank
@@ -50,16 +61,22 @@ from iclr25.papers.icp.env import _ParallelEnv
 
 HANABI_NAME = "hanabi_small_v0"
 
-# DEVIATION: our Small Hanabi departs from the Hanabi Learning Environment's rules in two places
-# that simplify the agents: hints may name a colour or rank that the target does not hold
-# ("empty" hints are legal, so every hint is a scouting action available whenever a hint token
-# is left; the HLE requires a hint to touch at least one card); a drawn card takes the slot of
-# the card that left (the HLE removes the card, shifts the later ones left and appends the new
-# card at the end). Scoring follows the HLE by default (0 once the last life is lost);
-# `scoring="keep_score"` keeps the fireworks' sum instead (a documented variant).
+# DEVIATION: the rules follow the Hanabi Learning Environment by default (hint legality, slot
+# order, scoring; checked against its C++ game code); three players where the HLE's
+# Hanabi-Small preset has two (hat coding needs two receivers per broadcast). Our earlier
+# rules are documented variants: `hint_rule="any"` (a hint touching no card is legal),
+# `draw_rule="same_slot"` (the new card takes the freed slot), `scoring="keep_score"` (the
+# fireworks' sum is kept when the last life is lost). ICP's messages use the channels "hint
+# the colour / rank of the target's first card" (always legal while a token is left), the
+# research notes' "4 always-legal hints (player a or b) x (colour or rank)".
 
 SCORING = ("official", "keep_score")
 """The scoring rules: the HLE's (0 after the last life is lost) and the keep-score variant."""
+HINT_RULES = ("official", "any")
+"""Hint legality: the HLE's (the hint touches a card) and the any-hint variant."""
+DRAW_RULES = ("official", "same_slot")
+"""Where a drawn card goes: the HLE's (later cards shift left, the new one is appended) and the
+same-slot variant."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +92,9 @@ class HanabiSpec:
         lives: lives at the start (>= 1).
         scoring: "official" (default; the score is 0 once the last life is lost, as in the
             Hanabi Learning Environment) or "keep_score" (the fireworks' sum always).
+        hint_rule: "official" (default; a hint must touch a card, as in the HLE) or "any".
+        draw_rule: "official" (default; the later cards shift left and the drawn card goes to
+            the last slot, as in the HLE) or "same_slot" (it takes the freed slot).
     """
 
     num_players: int = 3
@@ -84,9 +104,13 @@ class HanabiSpec:
     hint_tokens: int = 3
     lives: int = 1
     scoring: str = "official"
+    hint_rule: str = "official"
+    draw_rule: str = "official"
 
     def __post_init__(self) -> None:
         check_choice("scoring", self.scoring, SCORING)
+        check_choice("hint_rule", self.hint_rule, HINT_RULES)
+        check_choice("draw_rule", self.draw_rule, DRAW_RULES)
         check_int("num_players", self.num_players, 2)
         check_int("colours", self.colours, 1)
         check_int("ranks", self.ranks, 2)
@@ -125,6 +149,19 @@ class HanabiSpec:
     def num_hints(self) -> int:
         """(N - 1) * (C + R) hint actions."""
         return (self.num_players - 1) * (self.colours + self.ranks)
+
+    @property
+    def num_channels(self) -> int:
+        """2(N - 1) message channels: (target seat offset) x (colour or rank of its first card)."""
+        return 2 * (self.num_players - 1)
+
+    def channel_of(self, actions: np.ndarray) -> np.ndarray:
+        """The channel 2(o-1) + (kind is a rank) of hint actions (o: the target's seat offset)."""
+        k = np.asarray(actions) - 2 * self.hand_size
+        if k.size and (k.min() < 0 or k.max() >= self.num_hints):
+            raise ValueError(f"channel_of takes hint actions, got {np.asarray(actions).tolist()}")
+        per_target = self.colours + self.ranks
+        return 2 * (k // per_target) + (k % per_target >= self.colours)
 
     @property
     def num_actions(self) -> int:
@@ -301,8 +338,50 @@ class HanabiBatch:
         has = self.hands[:, a] >= 0  # (B, H)
         mask[:, a, :H] = has & live[:, None]
         mask[:, a, H : 2 * H] = has & (live & (self.tokens < sp.hint_tokens))[:, None]
-        mask[:, a, 2 * H : 2 * H + sp.num_hints] = (live & (self.tokens > 0))[:, None]
+        hints = (live & (self.tokens > 0))[:, None]
+        if sp.hint_rule == "official":
+            hints = hints & self._hints_touching(a)
+        mask[:, a, 2 * H : 2 * H + sp.num_hints] = hints
         return mask
+
+    def _hints_touching(self, actor: int) -> np.ndarray:
+        """Whether each hint of `actor` touches at least one card of its target, (B, hints)."""
+        sp = self.spec
+        C, R = sp.colours, sp.ranks
+        out = []
+        for offset in range(1, sp.num_players):
+            hand = self.hands[:, (actor + offset) % sp.num_players]  # (B, H), -1: empty
+            held = hand >= 0
+            colour = (hand[..., None] // R == np.arange(C)) & held[..., None]
+            rank = (hand[..., None] % R == np.arange(R)) & held[..., None]
+            out += [colour.any(1), rank.any(1)]
+        return np.concatenate(out, axis=1)
+
+    def channels_open(self) -> np.ndarray:
+        """Whether the player on turn may send on every channel, (B,): a live game, a hint token
+        left, and every other player holding a card."""
+        sp, a = self.spec, self.current
+        others = [(a + o) % sp.num_players for o in range(1, sp.num_players)]
+        holding = (self.hands[:, others] >= 0).any(-1).all(-1)
+        return ~self.done & (self.tokens > 0) & holding
+
+    def channel_actions(self, channels: np.ndarray) -> np.ndarray:
+        """The hint action of each game's channel for the player on turn, (B,) from (B,): the
+        colour (even channel) or rank (odd) of the first card of the player 1 + channel // 2
+        seats on; -1 where that player holds no card."""
+        sp, B = self.spec, self.num_envs
+        ch = np.asarray(channels)
+        if ch.shape != (B,) or (ch.size and (ch.min() < 0 or ch.max() >= sp.num_channels)):
+            raise ValueError(
+                f"channels must be {B} ints in 0..{sp.num_channels - 1}, got {ch.tolist()}"
+            )
+        offset = ch // 2 + 1
+        target = (self.current + offset) % sp.num_players
+        hand = self.hands[np.arange(B), target]  # (B, H)
+        card = hand[np.arange(B), (hand >= 0).argmax(1)]
+        kind = np.where(ch % 2 == 0, card // sp.ranks, sp.colours + card % sp.ranks)
+        action = 2 * sp.hand_size + (offset - 1) * (sp.colours + sp.ranks) + kind
+        return np.where(card >= 0, action, -1)
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Apply one joint action (B, N); illegal actions raise naming the game and agent."""
@@ -349,13 +428,21 @@ class HanabiBatch:
         gone = bad | discard
         np.add.at(self.discarded, (rows[gone], card[gone]), 1)
         self.tokens = self.tokens + discard
-        # draw into the freed slot
+        # draw: official, the later cards shift left and the new one is appended; same_slot,
+        # the new card takes the freed slot
         freed = play | discard
         has_card = freed & (self.drawn < sp.deck_size)
         new = np.where(has_card, self.decks[rows, np.minimum(self.drawn, sp.deck_size - 1)], -1)
-        self.hands[rows[freed], a, slot[freed]] = new[freed]
-        self.know_colour[rows[freed], a, slot[freed]] = -1
-        self.know_rank[rows[freed], a, slot[freed]] = -1
+        into = slot
+        if sp.draw_rule == "official":
+            for s in range(H - 1):
+                shift = freed & (slot <= s)
+                for arr in (self.hands, self.know_colour, self.know_rank):
+                    arr[shift, a, s] = arr[shift, a, s + 1]
+            into = np.full(B, H - 1)
+        self.hands[rows[freed], a, into[freed]] = new[freed]
+        self.know_colour[rows[freed], a, into[freed]] = -1
+        self.know_rank[rows[freed], a, into[freed]] = -1
         self.drawn = self.drawn + has_card
         # hint
         k = act - 2 * H
@@ -456,8 +543,19 @@ class HanabiEnv(_ParallelEnv):
         if self.tokens < sp.hint_tokens:
             legal += [H + s for s in range(H) if self.hands[i][s] is not None]
         if self.tokens > 0:
-            legal += [int(a) for a in sp.scouting_actions]
+            for a in sp.scouting_actions:
+                offset, kind = sp.hint_of(a)
+                hand = self.hands[(i + offset) % sp.num_players]
+                if sp.hint_rule == "any" or any(
+                    c is not None and self._names(c, kind) for c in hand
+                ):
+                    legal.append(int(a))
         return legal
+
+    def _names(self, card: int, kind: int) -> bool:
+        """Whether a hint of `kind` (colour k < C, else rank k - C) names `card`."""
+        C, R = self.spec.colours, self.spec.ranks
+        return card // R == kind if kind < C else card % R == kind - C
 
     def _observations(self) -> dict:
         sp = self.spec
@@ -527,24 +625,26 @@ class HanabiEnv(_ParallelEnv):
                     self.lives -= 1
                 else:
                     self.tokens += 1
-            self.hands[p][slot] = None
-            self.knowledge[p][slot] = [None, None]
+            new = None
             if self.drawn < sp.deck_size:
-                self.hands[p][slot] = self.deck[self.drawn]
+                new = self.deck[self.drawn]
                 self.drawn += 1
-                if self.drawn == sp.deck_size:
-                    self.turns_left = N + 1  # minus this turn below
+            if sp.draw_rule == "official":  # the later cards shift left, the new one is last
+                del self.hands[p][slot], self.knowledge[p][slot]
+                self.hands[p].append(new)
+                self.knowledge[p].append([None, None])
+            else:
+                self.hands[p][slot] = new
+                self.knowledge[p][slot] = [None, None]
+            if new is not None and self.drawn == sp.deck_size:
+                self.turns_left = N + 1  # minus this turn below
         else:  # hint
             offset, kind = sp.hint_of(act)
             target = (p + offset) % N
             self.tokens -= 1
             for s, card in enumerate(self.hands[target]):
-                if card is None:
-                    continue
-                if kind < C and card // R == kind:
-                    self.knowledge[target][s][0] = kind
-                if kind >= C and card % R == kind - C:
-                    self.knowledge[target][s][1] = kind - C
+                if card is not None and self._names(card, kind):
+                    self.knowledge[target][s][int(kind >= C)] = kind if kind < C else kind - C
         if counting or self.turns_left is not None:
             self.turns_left -= 1
         self.last_action = act

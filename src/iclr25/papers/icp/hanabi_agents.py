@@ -11,7 +11,9 @@ What Hanabi needs beyond Guessing Numbers:
   decoded from the previous turn (zeros when none).
 - ICP-RM: the player on turn chooses send-or-act (the gate, straight-through on two logits read
   from its Q-head), a message m from its message head (straight-through Gumbel), and the
-  environment executes the hint φ(m). Sending needs a hint token; without one the gate acts.
+  environment executes the hint of channel φ(m) (`HanabiBatch.channel_actions`: the colour or
+  rank of the target's first card, legal under the HLE's rule whatever the cards). Sending
+  needs a hint token and a card in every other hand; otherwise the gate acts.
 - ICP-DM: stage 1 gives the player on turn a free explicit channel (one message per other
   player, from the per-receiver head, which reads only what everybody but the receiver sees:
   the receiver's hand and the fireworks); the frozen head is then the "lookup table" and stage
@@ -110,10 +112,10 @@ class HanabiTeam:
         """A fresh network (build it under `core.seeding.torch_seed`)."""
         if mode not in HANABI_MODES:
             raise ValueError(f"mode must be one of {HANABI_MODES}, got {mode!r}")
-        if mode != "vdn" and not 2 <= num_messages <= spec.num_hints:
+        if mode != "vdn" and not 2 <= num_messages <= spec.num_channels:
             raise ValueError(
-                f"num_messages must lie in 2..{spec.num_hints} (the hints; φ is injective), "
-                f"got {num_messages}"
+                f"num_messages must lie in 2..{spec.num_channels} (the message channels; φ is "
+                f"injective), got {num_messages}"
             )
         M = 0 if mode == "vdn" else num_messages
         return AgentNet(
@@ -174,7 +176,7 @@ def hanabi_rollout(
             y = st_gumbel_softmax(net.receiver_logits(a, feats), tau, generator, noise)
             new_slot = y * not_sender[None, :, None] * torch.from_numpy(live)[:, None, None]
         elif mode in ("icp_rm", "icp_dm"):
-            can_send = live & (env.tokens > 0)
+            can_send = env.channels_open()
             legal_q = q[:, a].masked_fill(~torch.from_numpy(mask[:, a]), -1e9)
             logits = torch.stack([legal_q[:, reg_t].amax(-1), legal_q[:, ~reg_t].amax(-1)], -1)
             gate_mask = np.stack([np.ones(B, dtype=bool), can_send], -1)
@@ -188,7 +190,8 @@ def hanabi_rollout(
                 per_receiver = team.table_messages(a, feats)
                 msg = hat_encode(per_receiver, a, M)
             send = gate.detach().numpy() > 0.5
-            actions[:, a] = np.where(send, team.info_map.encode(msg), act)
+            channel = env.channel_actions(team.info_map.encode(msg))
+            actions[:, a] = np.where(send, channel, act)
         q_taken.append(q.gather(-1, torch.from_numpy(actions)[..., None])[..., 0])
         top, h_target = bootstrap_max(q, x, mask, target, h_target)
         best.append(top)
@@ -198,7 +201,7 @@ def hanabi_rollout(
         if mode in ("icp_rm", "icp_dm"):
             # receivers decode what the environment broadcast: φ⁻¹ of the observed hint
             code = np.zeros(B, dtype=np.int64)
-            code[send] = team.info_map.decode(env.last_action[send])
+            code[send] = team.info_map.decode(sp.channel_of(env.last_action[send]))
             on = gate * torch.from_numpy(send).float()  # ST gate value 1 exactly when sent
             if mode == "icp_rm":
                 assert (code[send] == msg[send]).all()
@@ -348,14 +351,14 @@ def train_hanabi(
         fit_hanabi(team, settings, rng, generator, steps=steps, **kw)
         return team
     if method == "icp_rm":
-        info_map = InformationMap.random(num_messages, spec.scouting_actions, rng)
+        info_map = InformationMap.random(num_messages, game.channels(spec), rng)
         team = HanabiTeam(spec, "icp_rm", net, info_map)
         fit_hanabi(team, settings, rng, generator, steps=steps, **kw)
         return team
     stage1 = HanabiTeam(spec, "explicit", net)
     used = fit_hanabi(stage1, settings, rng, generator, steps=int(steps * stage1_frac), **kw)
     table = copy.deepcopy(net).requires_grad_(False)
-    info_map = InformationMap.random(num_messages, spec.scouting_actions, rng)
+    info_map = InformationMap.random(num_messages, game.channels(spec), rng)
     team = HanabiTeam(spec, "icp_dm", net, info_map, table)
     if used < steps:
         fit_hanabi(team, settings, rng, generator, steps=steps - used, start_step=used, **kw)
@@ -365,13 +368,20 @@ def train_hanabi(
 @dataclass(frozen=True)
 class Game:
     """What `fit_hanabi`/`train_hanabi` need from an environment: its batch class, a fresh
-    network, the rollout and the greedy evaluation."""
+    network, the rollout, the greedy evaluation and what φ maps messages onto (spec -> ids)."""
 
     batch: Callable
     network: Callable
     rollout: Callable
     evaluate: Callable
+    channels: Callable
 
 
-HANABI = Game(HanabiBatch, HanabiTeam.network, hanabi_rollout, evaluate_hanabi)
+HANABI = Game(
+    HanabiBatch,
+    HanabiTeam.network,
+    hanabi_rollout,
+    evaluate_hanabi,
+    lambda spec: np.arange(spec.num_channels),
+)
 """Small Hanabi."""

@@ -54,8 +54,15 @@ class HanabiConfig:
     score drops to 0 when the last life is lost, so that turn's reward takes back every point)
     or "keep_score" (a documented variant: the fireworks' sum is kept). The evaluation records
     both (`*/score` official, `*/score_keep`) from the same games whatever this is."""
+    hint_rule: Literal["official", "any"] = "official"
+    """Hint legality: "official" (the HLE's: a hint must touch a card of the target) or "any"
+    (a documented variant: a hint that touches no card is legal too)."""
+    draw_rule: Literal["official", "same_slot"] = "official"
+    """Where a drawn card goes: "official" (the HLE's: the later cards shift left and the new
+    card is appended) or "same_slot" (a documented variant: it takes the freed slot)."""
     num_messages: int = 4
-    """M, messages (mapped injectively onto M of the hints: 2..number of hints)."""
+    """M, messages (mapped injectively onto M of the 2(N-1) channels "hint the colour / rank of
+    the target's first card": 2..2(N-1))."""
     eps_frac: Annotated[float, Range(0, 1, low_open=True)] = 0.5
     """Fraction of the steps over which ε anneals from 1 to 0.05."""
     train: TeamTraining = TRAINING
@@ -75,12 +82,12 @@ class HanabiConfig:
             self.hand_size,
             f"num_players * hand_size below the deck size {deck}",
         )
-        hints = (self.num_players - 1) * (self.colours + self.ranks)
+        channels = 2 * (self.num_players - 1)
         check(
-            2 <= self.num_messages <= hints,
+            2 <= self.num_messages <= channels,
             "num_messages",
             self.num_messages,
-            f"in 2..{hints} (the hints; φ is injective)",
+            f"in 2..{channels} (the message channels; φ is injective)",
         )
 
     def spec(self) -> HanabiSpec:
@@ -93,6 +100,8 @@ class HanabiConfig:
             self.hint_tokens,
             self.lives,
             self.scoring,
+            self.hint_rule,
+            self.draw_rule,
         )
 
 
