@@ -114,7 +114,12 @@ def test_best_checkpoint_selection(scenes, monkeypatch):
     kw = dict(batch_size=1, validate_every=2, milestone_start=1.0)
     cfg = TrainConfig(steps=10, **kw)
     res = train(init_model(0, features=16), scenes[:2], scenes[2:], cfg, np.random.default_rng(0))
-    assert res.best_step == 6 and res.best_score == 0.9  # ties keep the earlier step
+    # the tie at 0.9 (steps 6 and 10) goes to the lower reprojection (4.0 at step 6, 6.0)
+    assert res.best_step == 6 and res.best_score == 0.9
+    # a flat accuracy (a head that flags nothing) is decided by the reprojection loss
+    acc, rep = iter([0.7] * 6), iter([5.0, 4.0, 3.0, 2.0, 1.0, 6.0])
+    flat = train(init_model(0, features=16), scenes[:2], scenes[2:], cfg, np.random.default_rng(0))
+    assert flat.best_step == 8 and flat.best_score == 0.7
     assert [h["val_accuracy"] for h in res.history] == [0.5, 0.7, 0.6, 0.9, 0.8, 0.9]
     acc, rep = iter([0.0, 0.1, 0.2, 1.0]), iter([1.0] * 4)  # the short run keeps step 6
     short = train(init_model(0, features=16), scenes[:2], scenes[2:],

@@ -30,6 +30,26 @@ Work in progress, not yet registered in `iclr25.papers.PAPERS` (issue 22). What 
   the sparse Jacobian pattern), `bundle_adjust(solver=...)`, `robust_cost`, and
   `triangulate_all` (DLT per track from the current poses over the inlier entries, tracks with
   < 2 inlier views skipped).
+- `pipeline`: `reconstruct(net, scene, PipelineSettings())`, the inference pipeline of notes
+  §2: P(outlier) from the network, entries with w > 0.6 deleted (`predict_outliers`; ESFM
+  deletes nothing; `oracle_inliers` replaces the prediction), the largest connected camera
+  component (`largest_component`), per-scene unsupervised `finetune` of a copy of the network
+  (official 1000 epochs at lr 5e-3, outlier head frozen, plain reprojection loss, best epoch by
+  that loss), robust BA from the network's cameras and points (pycolmap by default, scipy
+  selectable), DLT re-triangulation with the refined cameras, `filter_reconstruction` (mean
+  reprojection error > 5 px, cameras with < 10 points, tracks seen by < 3 cameras), the
+  largest component at 15 shared tracks, the second BA. `PipelineResult` holds the final,
+  before-BA and after-first-BA `SfMState`s (cameras, tracks and entries as indices into the
+  input scene, poses and points), the predicted mask and probabilities, the fine-tuning record,
+  the BA results and per-stage times; `finetune=False` / `ba=False` give the ablations and
+  `initial=(R, t, X)` starts from another reconstruction (tests, other initialisations).
+- `training`: `train(model, train_scenes, val_scenes, TrainConfig(), rng)`: per step 4 scenes,
+  each a contiguous `camera_block` of 10-20 % of its cameras (at most 100; 40-100 % below 50
+  cameras) with its tracks of > 2 views (`sample_block`); Adam lr 1e-3, MultiStepLR gamma 0.9;
+  `resfm_loss` for RESfM, the plain reprojection loss for ESFM; `evaluate` on whole held-out
+  scenes every `validate_every` steps; the best checkpoint by validation outlier accuracy
+  (ESFM: by validation reprojection loss) is loaded at the end. `init_model(seed, ...)` gives
+  seed-determined initial weights; the same seed gives the same weights at 1 thread.
 
 Pilot (measured once, under the lead's load (load average 4-5 on 2 cores) at nice 10, NOT a
 result; script not committed): one ring scene of 12 cameras, 115 tracks, 699 entries (30 %
@@ -46,24 +66,16 @@ budget 3-5k steps.
 
 What remains (issue 22), exactly:
 
-1. The inference pipeline (notes §2 "Inference"): predict w, delete entries with w > 0.6;
-   keep the largest connected camera component; per-scene unsupervised fine-tuning (1000
-   epochs at lr 5e-3, outlier head frozen, plain ESFM loss, best epoch by reprojection
-   error); robust BA from the network's points; DLT re-triangulation with the refined
-   cameras; filtering (mean reprojection error > 5 px, cameras with < 10 points, tracks seen
-   by < 3 cameras); the largest component again (view-graph edge threshold 15); the second BA.
-   Then the training loop (contiguous camera blocks of 10-20 % of a scene, Adam lr 1e-3,
-   MultiStepLR gamma 0.9, best checkpoint by validation accuracy).
-2. Classical baselines through pycolmap's database path (ground check §1.2): `Database`
+1. Classical baselines through pycolmap's database path (ground check §1.2): `Database`
    with rigs, frames, keypoints and matches from our tracks, `verify_matches`
    (`max_num_trials=300`), `incremental_mapping` (COLMAP) and `global_mapping` (GLOMAP).
-3. Experiments `robust_sfm.outliers` (headline: ESFM*, ESFM* + BA, RESfM without fine-tuning
+2. Experiments `robust_sfm.outliers` (headline: ESFM*, ESFM* + BA, RESfM without fine-tuning
    / BA, RESfM + BA, full RESfM, oracle mask + BA, COLMAP, GLOMAP; before-BA numbers always
    reported; a hard regime: forward paths, short tracks, 40-50 % near-miss and merge
    outliers) and `robust_sfm.sweep` (error against rate; threshold 0.5/0.6/0.7; with and
    without the gradient hook), presets, claims written after running them, tuning on seeds
    disjoint from the claim seeds.
-4. Export to COLMAP format (`pycolmap.Reconstruction.write`), benchmarks/bench_robust_sfm.py
+3. Export to COLMAP format (`pycolmap.Reconstruction.write`), benchmarks/bench_robust_sfm.py
    (the whole pipeline's time against incremental and global mapping), docs page, the
    `PAPERS` row with the `sfm` extra.
 
@@ -79,8 +91,23 @@ Decisions for review (each also a `# DEVIATION:` in the code):
   (1 - w) weight does not down-weight that entry's pull on the geometry (it only trains w);
   implemented as the notes describe, to be checked against the official loss if it becomes
   readable.
+- Pipeline: the Cauchy scale is 1 px (COLMAP's default; the official value was not read);
+  tracks left with < 2 entries after outlier removal are dropped; the best fine-tuning epoch is
+  the one with the lowest training loss (normalised coordinates, depth hinge), which may differ
+  from the official "our_repro" (perhaps pixels); the network's geometry, with or without
+  fine-tuning, is predicted from the cleaned component, not from the contaminated input; the
+  filtering's counting rules and the second component step repeat until nothing changes.
+- Training: with a step budget instead of epochs the official milestones (epochs 10k, 11k, ...
+  of 20k) become 50 %, 55 %, ..., 95 % of the steps; the default budget 140k steps is 20k
+  epochs of 27 scenes in batches of 4 (7 steps each); a block has >= 3 cameras; blocks do not
+  wrap around the camera order; validation every 100 steps; the batch loss is the mean of the
+  per-scene losses.
+- `bundle_adjust_pycolmap`: a point that pycolmap deletes during the solve (it happened when
+  the pipeline started BA from an untrained network, points behind the cameras; the mechanism
+  inside COLMAP was not checked) comes back unchanged instead of raising.
 
-Needs the `sfm` extra (pycolmap 4.2.1) for `bundle_adjust_pycolmap` only.
+Needs the `sfm` extra (pycolmap 4.2.1) for `bundle_adjust_pycolmap` only (the pipeline's
+default BA; `PipelineSettings(ba_solver="scipy")` runs without it).
 """
 
 from iclr25.papers.robust_sfm.ba import (

@@ -63,8 +63,9 @@ class PipelineSettings:
     Attributes:
         threshold: entries with predicted P(outlier) > threshold are deleted (0.6).
         finetune: run the per-scene fine-tuning (False: "RESfM without fine-tuning").
-        finetune_epochs: full-scene Adam steps of the fine-tuning (official 1000; the official
-            config's 1001 counts the evaluation after the last step, as here).
+        finetune_epochs: full-scene Adam steps of the fine-tuning (the notes: 1000; the
+            official config says 1001 epochs, read here as 1000 steps plus the evaluation
+            after the last one, which this implementation also makes).
         finetune_lr: its learning rate (5e-3).
         normalize_grad: the loss's gradient-normalisation hook during fine-tuning.
         hinge: the loss's depth hinge (1e-3).
@@ -179,7 +180,8 @@ class PipelineResult:
     """The outcome of `reconstruct`.
 
     Attributes:
-        final: the last state (after the second BA; equal to `before_ba` with `ba=False`).
+        final: the last state: after the second BA; `before_ba` with `ba=False`;
+            `after_first_ba` when the filtering leaves fewer than 2 cameras (see `failed`).
         before_ba: the network's reconstruction (after fine-tuning) of the cleaned component.
         after_first_ba: the state right after the first BA (None with `ba=False`).
         outlier_prob: the network's P(outlier) per input entry, (E,) (None for ESFM or an

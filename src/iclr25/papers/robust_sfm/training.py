@@ -298,8 +298,9 @@ def train(
     """Train `model` in place and load its best checkpoint.
 
     The best checkpoint is the validated one with the highest validation outlier accuracy
-    (RESfM, official) or the lowest validation reprojection loss (ESFM; it has no classifier);
-    ties keep the earlier one. The initial weights are validated too (step 0).
+    (RESfM, official; ties go to the lower validation reprojection loss) or the lowest
+    validation reprojection loss (ESFM; it has no classifier); remaining ties keep the earlier
+    one. The initial weights are validated too (step 0).
 
     Args:
         model: a `RESfMNet` (with or without the outlier head).
@@ -318,8 +319,14 @@ def train(
     sched = torch.optim.lr_scheduler.MultiStepLR(opt, milestones=cfg.milestones(), gamma=cfg.gamma)
     resfm = model.outlier_head is not None
 
-    def score(metrics: dict[str, float]) -> float:  # higher is better
-        return metrics["accuracy"] if resfm else -metrics["reprojection"]
+    # DEVIATION: ties in validation accuracy go to the lower validation reprojection loss (the
+    # official tie rule could not be read); at small budgets the head flags nothing for many
+    # validations, so the accuracy sits at 1 - outlier rate and a first-wins rule would keep
+    # the initial weights.
+    def score(metrics: dict[str, float]) -> tuple[float, ...]:  # higher is better
+        if resfm:
+            return (metrics["accuracy"], -metrics["reprojection"])
+        return (-metrics["reprojection"],)
 
     model.train()
     history: list[dict[str, float]] = []
@@ -357,7 +364,7 @@ def train(
             if score(metrics) > best[0]:
                 best = (score(metrics), step, copy.deepcopy(model.state_dict()))
     model.load_state_dict(best[2])
-    best_score = best[0] if resfm else -best[0]
+    best_score = best[0][0] if resfm else -best[0][0]
     return TrainResult(
         model=model, best_step=best[1], best_score=best_score, history=history,
         losses=losses, seconds=time.perf_counter() - t0,
