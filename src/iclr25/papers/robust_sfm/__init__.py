@@ -64,6 +64,23 @@ rotation errors 117-136 deg) and RESfM's head at threshold 0.6 flags nearly ever
 (precision 0.31, recall 0.98, F1 0.47). 300 steps says nothing about the method; the notes
 budget 3-5k steps.
 
+Pipeline pilot (measured once, 2026-12-04, load average 7.7 before and 7.2 after on 2 cores,
+nice 10, 1 thread; pilot, NOT a result; script not committed): `RESfMNet(features=64)` and
+its ESFM twin trained with `train` for 3000 steps (batch 2, lr 1e-3, validation every 250
+steps) on 20 ring scenes (12 cameras, 150 points, outlier rate U[0.1, 0.4]), 2 validation and
+2 test scenes at 30 %; 53 / 43 s CPU. RESfM's validation accuracy went 0.70 (step 0: the head
+flags nothing, accuracy = 1 - outlier rate) -> 0.30 -> 0.62 at 3000 steps, never above step
+0, so the official accuracy rule kept the initial weights (best step 0): at this budget
+RESfM's pipeline removed nothing (F1 0) and failed like an untrained net. ESFM (best step
+3000): before-BA median rotation error 25-46 deg without fine-tuning, 1.4-1.5 deg after 200
+fine-tuning epochs (about 2 s CPU per scene); after the first BA 0.19 deg on one scene, but
+the filtering then dropped almost every track (with 30 % outliers kept, most re-triangulated
+tracks hold one and their mean error exceeds 5 px), leaving < 2 cameras on one scene and 3
+cameras at 6.9 deg on the other. Oracle mask + BA from the (ESFM) network without
+fine-tuning: 0.15 deg on one scene; from a 33 deg start the BA did not converge. Reading: the
+stages run end to end; the budget decides everything, and the selection rule needs a head
+that beats the all-inlier rate.
+
 What remains (issue 22), exactly:
 
 1. Classical baselines through pycolmap's database path (ground check §1.2): `Database`
