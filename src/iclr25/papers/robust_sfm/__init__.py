@@ -80,6 +80,13 @@ cameras at 6.9 deg on the other. Oracle mask + BA from the (ESFM) network withou
 fine-tuning: 0.15 deg on one scene; from a 33 deg start the BA did not converge. Reading: the
 stages run end to end; the budget decides everything, and the selection rule needs a head
 that beats the all-inlier rate.
+A second check (same session, oracle mask, start 0.02 rad / 0.05 units from GT, 16 cameras,
+300 points, 40 % near-miss + merge outliers): ring and sweep scenes keep all 16 cameras; a
+forward scene loses everything at the official view-graph threshold, because neighbouring
+cameras share only 10-19 tracks after the filtering (tracks of 2-5 views), so the component
+at 15 shared tracks is a few cameras and the counting rules then remove the rest (`failed`
+set, `final` = the first BA's state). The hard regime needs denser forward scenes or a
+smaller `min_shared_tracks`, stated as a variant.
 
 What remains (issue 22), exactly:
 
