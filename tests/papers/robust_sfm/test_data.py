@@ -77,6 +77,16 @@ def test_outlier_rate_per_kind(outlier_scene):
         assert set(np.unique(t.outlier_type)) == {0, kind}
 
 
+def test_two_kind_mix_where_both_counts_round_up():
+    """(0, 1, 1) at 40 %: both rounded counts went up, the uniform count came out -1, and
+    `[:-1]` then replaced every entry but one by a uniform outlier."""
+    t = make_scene(np.random.default_rng(7), layout="sweep", num_cameras=16, num_points=300,
+                   outlier_rate=0.4, outlier_mix=(0, 1, 1))  # fmt: skip
+    assert t.is_outlier.mean() == pytest.approx(0.4, abs=0.005)
+    counts = np.bincount(t.outlier_type, minlength=4)
+    assert counts[1] == 0 and abs(int(counts[2]) - int(counts[3])) <= 1
+
+
 def test_outlier_kinds_are_what_they_claim(seed):
     s = make_scene(np.random.default_rng(seed), num_cameras=8, num_points=150, noise_px=0.0,
                    outlier_rate=0.3)  # fmt: skip

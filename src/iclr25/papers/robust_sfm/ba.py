@@ -220,7 +220,9 @@ def bundle_adjust_pycolmap(
     Intrinsics become PINHOLE cameras (fx, fy, cx, cy; skew must be 0) and stay fixed.
     `max_iterations` is Ceres' `max_num_iterations` (300 in the official config); Ceres'
     gradient tolerance stays at COLMAP's 1e-4. `print_summary` is off; the glog INFO lines
-    pycolmap writes on stderr cannot be silenced from Python (ground check).
+    pycolmap writes on stderr cannot be silenced from Python (ground check). A point that
+    pycolmap deletes during the solve (seen when points start behind the cameras) comes back
+    unchanged; `cost` still counts all the used entries.
 
     Shapes:
         as `bundle_adjust_scipy`
@@ -277,7 +279,10 @@ def bundle_adjust_pycolmap(
         tv[i] = pose.translation
     Xout = X.copy()
     for j, p in pid.items():
-        Xout[j] = rec.point3D(p).xyz
+        # pycolmap may delete a point during BA (seen when points started behind the cameras:
+        # COLMAP filters observations with negative depth); such a point comes back unchanged
+        if rec.exists_point3D(p):
+            Xout[j] = rec.point3D(p).xyz
     cost = robust_cost(
         Ks, Rv, tv, Xout, cam[use], track[use], uv[use], loss=loss, scale_px=scale_px
     )

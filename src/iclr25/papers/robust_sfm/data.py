@@ -437,6 +437,9 @@ def make_scene(
     n_merge = round(mix[2] * O)
     n_near = round(mix[1] * O)
     n_unif = O - n_merge - n_near
+    if n_unif < 0:  # both roundings went up (e.g. a (0, 1, 1) mix): take one from near-miss
+        n_near += n_unif
+        n_unif = 0
     if n_unif + n_near > E0:
         raise ValueError(f"outlier_rate={outlier_rate!r} asks for more replaced entries than exist")
     # near-miss: another point's projection within the radius of the true one, same camera
