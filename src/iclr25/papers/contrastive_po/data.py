@@ -73,7 +73,7 @@ TRAIN_CLASSES: tuple[int, ...] = tuple(range(8))
 HELDOUT_CLASSES: tuple[int, ...] = tuple(range(8, 16))
 """Class ids never fine-tuned on (the analogue of the zero-shot transfer sets)."""
 
-_TEMPLATE_WORDS = ("a", "photo", "of", "the", "word", "drawing", "icon")
+_TEMPLATE_WORDS = ("a", "photo", "of", "the", "word", "sign", "icon")
 VOCAB: tuple[str, ...] = ("<pad>", *_TEMPLATE_WORDS, *COLOURS, *CLASSES)
 """The caption vocabulary; index 0 pads."""
 
@@ -290,13 +290,13 @@ def render_icon(
     rgb = tuple(int(np.clip(v * shade, 0, 255)) for v in COLOURS[colour])
     bg_mean = tuple(int(v) for v in bg_arr.mean(axis=(0, 1)))
     if not text_only:
-        r = size * rng.uniform(0.24, 0.34)
+        r = size * rng.uniform(0.2, 0.3)
         cx = rng.uniform(r + 1, size - r - 1)
         cy = rng.uniform(r + 1, size - r - 1)
         width = max(2, round(size / 16))
         _draw_shape(draw, _shape_points(c, cx, cy, r), rgb, bg_mean, domain == "outline", width)
     if word is not None:
-        font_size = round(size * (0.28 if domain == "solid" else 0.24))
+        font_size = round(size * (0.32 if domain == "solid" else 0.28))
         font = _font(font_size)
         text = CLASSES[word]
         x0, y0, x1, y1 = draw.textbbox((0, 0), text, font=font)
@@ -339,27 +339,29 @@ def pretraining_set(
     n: int,
     rng: np.random.Generator,
     *,
-    own_word: float = 0.4,
-    text_only: float = 0.1,
+    own_word: float = 0.5,
+    text_only: float = 0.3,
     group_bias: float | None = None,
-    outline: float = 0.0,
+    outline: float = 0.15,
     size: int = 40,
 ) -> CaptionedImages:
     """`n` captioned images for pretraining; some carry their own class word so the model reads.
 
     Captions: "a {colour} {class}" or "a {colour} {class} icon" for icons, "the word {class}"
-    for text-only images.
+    or "a {class} sign" for text-only images.
 
     Args:
         n: Number of pairs.
         rng: Generator for every random choice.
-        own_word: Fraction of icons that carry their own class word (the notes: 40 %).
-        text_only: Fraction of images that are only a written word (the notes: 10 %).
+        own_word: Fraction of images that are icons carrying their own class word.
+        text_only: Fraction of images that are only a written word.
+            # DEVIATION: the notes plan 40 % / 10 %; with those the pilot model was not fooled
+            # by typographic images (2 % of attacks succeeded), so more reading data is used.
         group_bias: None: no background pattern. p in [0.5, 1]: every image gets the
             "dots" or "waves" background, the class's spurious group (even classes "dots",
             odd classes "waves") with probability p.
-        outline: Fraction of icons drawn in the "outline" domain (0 keeps the shifted domain
-            unseen in pretraining except through the class words).
+        outline: Fraction of icons drawn in the "outline" domain (rare in pretraining, as
+            the transfer sets are for CLIP; with 0 the pilot recognised 22 % of them).
         size: Image side.
 
     Shapes:
@@ -398,7 +400,11 @@ def pretraining_set(
             size=size,
         )
         if kind == 2:
-            cap = f"the word {CLASSES[c]}"
+            # DEVIATION: text-only images are captioned "the word {c}" or "a {c} sign" (half
+            # each), a stand-in for web captions that name what a written sign denotes; this
+            # is what ties reading to the class concept (with "the word" alone the pilot
+            # model read poorly and was not fooled).
+            cap = f"the word {CLASSES[c]}" if rng.random() < 0.5 else f"a {CLASSES[c]} sign"
         elif rng.random() < 0.5:
             cap = f"a {colour} {CLASSES[c]}"
         else:
@@ -510,3 +516,25 @@ def typographic_pairs(
         classes=classes,
         groups=np.asarray(groups, dtype=np.int64),
     )
+
+
+def reading_set(
+    n: int,
+    rng: np.random.Generator,
+    classes: tuple[int, ...] | list[int] = TRAIN_CLASSES,
+    *,
+    size: int = 40,
+) -> tuple[np.ndarray, np.ndarray]:
+    """`n` text-only images (a class word, no icon) and their classes: the model's reading
+    ability, a "retained knowledge" probe (the notes' text-only accuracy).
+
+    Shapes:
+        returns images (n, size, size, 3) uint8 and labels (n,) int64.
+    """
+    n = check_int("n", n, 1)
+    classes = tuple(sorted({_check_class("classes[i]", c) for c in classes}))
+    labels = np.asarray([classes[int(rng.integers(len(classes)))] for _ in range(n)])
+    images = np.stack(
+        [render_icon(int(c), rng, word=int(c), text_only=True, size=size) for c in labels]
+    )
+    return images, labels.astype(np.int64)
