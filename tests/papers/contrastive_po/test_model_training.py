@@ -15,10 +15,12 @@ from iclr25.papers.contrastive_po import (
     clip_loss,
     evaluate,
     finetune,
+    group_gap,
     paint,
     pretrain,
     pretraining_set,
     prompt_tokens,
+    typographic_pairs,
     zero_shot,
 )
 
@@ -139,3 +141,14 @@ def test_paint_endpoints_and_midpoint(tiny_model, tiny_pairs):
         paint(zs, ft, 1.5)
     with pytest.raises(ValueError, match="same parameters"):
         paint(zs, TinyCLIP(dim=4, width=4, word_dim=8), 0.5)
+
+
+def test_group_gap_counts_aligned_and_conflicting(tiny_model):
+    pairs = {
+        g: typographic_pairs(8, np.random.default_rng(i), (0, 1, 2, 3), group=g, size=32)
+        for i, g in enumerate(("dots", "waves"))
+    }
+    out = group_gap(tiny_model, pairs)
+    assert out["gap"] == pytest.approx(out["aligned"] - out["conflicting"])
+    with pytest.raises(ValueError, match="'dots' and 'waves'"):
+        group_gap(tiny_model, {"dots": pairs["dots"]})

@@ -34,7 +34,7 @@ weights exist offline, so everything is rebuilt at laptop scale on drawn icons. 
   steps and b; PO/PPO see b clean + b typographic images, CE the b typographic ones),
   `BetaMovingAverage` (the official Beta(0.7, 0.7)-weighted running mean of the iterates),
   `evaluate` (clean / typographic accuracy and attack success over a candidate class set),
-  `predict`, `mean_kl`.
+  `predict`, `mean_kl`, `group_gap` (the bias analogue's aligned - conflicting accuracy).
 
 Pilot: see the next commit (the pretraining pilot is running).
 
@@ -144,6 +144,7 @@ from iclr25.papers.contrastive_po.training import (
     beta_pdf,
     evaluate,
     finetune,
+    group_gap,
     mean_kl,
     predict,
 )
@@ -180,6 +181,7 @@ __all__ = [
     "finetune",
     "finetune_ce",
     "fit_control_map",
+    "group_gap",
     "ipo_term",
     "kl_ref_policy",
     "kto_terms",

@@ -251,3 +251,34 @@ def evaluate(model: nn.Module, pairs: TypographicPairs) -> dict[str, float]:
         "typo": float((pt == pairs.labels).mean()),
         "fooled": float((pt == pairs.written).mean()),
     }
+
+
+def group_gap(model: nn.Module, pairs_by_group: dict[str, TypographicPairs]) -> dict[str, float]:
+    """The bias analogue's group gap on clean images.
+
+    With `data.pretraining_set(group_bias=p)` even classes are spuriously tied to the "dots"
+    background and odd classes to "waves". An image is *aligned* when its background is its
+    class's spurious group and *conflicting* otherwise.
+
+    Args:
+        pairs_by_group: {"dots": pairs drawn with group="dots", "waves": ... with "waves"},
+            over the same classes.
+
+    Returns:
+        {"aligned": accuracy on aligned images, "conflicting": accuracy on conflicting ones,
+        "gap": aligned - conflicting}.
+    """
+    if set(pairs_by_group) != {"dots", "waves"}:
+        raise ValueError(
+            f"pairs_by_group has keys {sorted(pairs_by_group)}; needs exactly 'dots' and 'waves'"
+        )
+    hits = {True: [], False: []}
+    for group, pairs in pairs_by_group.items():
+        pred = predict(model, pairs.clean, pairs.classes)
+        aligned = (pairs.labels % 2 == 0) == (group == "dots")
+        for a in (True, False):
+            hits[a].extend((pred == pairs.labels)[aligned == a].tolist())
+    if not hits[True] or not hits[False]:
+        raise ValueError("pairs_by_group must hold both aligned and conflicting images")
+    acc_a, acc_c = float(np.mean(hits[True])), float(np.mean(hits[False]))
+    return {"aligned": acc_a, "conflicting": acc_c, "gap": acc_a - acc_c}
