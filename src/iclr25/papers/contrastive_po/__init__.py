@@ -36,13 +36,57 @@ weights exist offline, so everything is rebuilt at laptop scale on drawn icons. 
   `evaluate` (clean / typographic accuracy and attack success over a candidate class set),
   `predict`, `mean_kl`, `group_gap` (the bias analogue's aligned - conflicting accuracy).
 
-Pilot: see the next commit (the pretraining pilot is running).
+Pilot (measured once, one seed, untuned, at nice 10 under other jobs' load (load average 5-8
+on 2 cores during pretraining, 4-6 during fine-tuning), NOT a result; the pilot scripts are
+not committed, their settings are these):
+
+- Pretraining: `pretraining_set(12000, np.random.default_rng(0))` with the defaults,
+  `TinyCLIP(width=16)` (87,681 parameters) under `torch.manual_seed(0)`, `pretrain(steps=1500,
+  batch_size=128, lr=2e-3)` (16 epochs), 402 s wall; InfoNCE 4.95 -> 0.75, s = 26.5;
+  checkpoint 358 KB. Zero-shot on 400 pairs per split: trained classes clean 0.92 /
+  typographic 0.28 (the written class was chosen for 0.55 of the attacks), held-out classes
+  0.94 / 0.25 (0.59), outline domain over all 16 classes 0.69 / 0.21, text-only images
+  (`reading_set`, 16 classes) 0.965. So a few minutes of
+  pretraining make the model read and be fooled. With the notes' mix (40 % own word, 10 % text
+  only, "the word" captions only, no outlined icons, larger icons and a smaller font) the same
+  run gave clean 0.998 / typographic 0.93 (attack success 0.02), 0.37 on text-only images, and
+  0.22 on the outline domain: it hardly read, hence the decisions below.
+- Fine-tuning that checkpoint: 2000 training pairs (seed 10), 150 steps, b = 32, Adamax lr
+  1e-3, official betas (DPO 1, IPO 0.01, KTO 1.5), lambda = 1, BMA; 400 evaluation pairs per
+  split (outline domain here over the 8 trained classes); 11-86 s per method. Clean /
+  typographic accuracy, and KL(ref || model) on trained clean images:
+
+  | model | trained | held-out | outline | KL |
+  |---|---|---|---|---|
+  | reference | 0.917 / 0.260 | 0.890 / 0.258 | 0.840 / 0.307 | 0 |
+  | CE | 0.955 / 0.812 | 0.850 / 0.613 | 0.733 / 0.608 | 0.221 |
+  | DPO | 0.907 / 0.630 | 0.825 / 0.500 | 0.815 / 0.505 | 0.030 |
+  | IPO | 0.892 / 0.787 | 0.897 / 0.667 | 0.532 / 0.490 | 0.953 |
+  | KTO | 0.925 / 0.625 | 0.843 / 0.500 | 0.825 / 0.505 | 0.022 |
+  | PPO | 0.973 / 0.542 | 0.907 / 0.453 | 0.805 / 0.492 | 0.167 |
+  | PAINT (CE, alpha 0.5) | 0.955 / 0.657 | 0.917 / 0.522 | 0.840 / 0.568 | 0.102 |
+
+  Every method raised typographic accuracy; CE went furthest at this budget and lost most on
+  the outline domain; DPO / KTO stayed closest to the reference; IPO at beta 0.01 (a 50-nat
+  target margin) drifted far. The methods sit at different typographic accuracies, so this
+  says nothing yet about the paper's claim (clean accuracy at *matched* typographic accuracy);
+  in this one run PAINT on CE reached DPO's typographic level with more clean accuracy.
+- lambda (same set-up, DPO / KTO): KL 0.288 / 1.06 at lambda 0, 0.030 / 0.022 at 1, 0.012 /
+  0.012 at 10; typographic accuracy 0.635 / 0.512, 0.630 / 0.625, 0.453 / 0.410; trained
+  clean 0.792 / 0.573, 0.907 / 0.925, 0.917 / 0.917.
+- Control map on cached embeddings of the same checkpoint (`fit_control_map`, DPO, 300 steps,
+  lr 1e-2, unitarity 1; 2.7 s): trained clean / typographic accuracy at t = -1, 0, 0.5, 1,
+  1.5, 2, 3: 0.925 / 0.230, 0.917 / 0.260 (the frozen model exactly, W_0 being orthogonal),
+  0.915 / 0.275, 0.912 / 0.285, 0.910 / 0.310, 0.890 / 0.323, 0.843 / 0.335: monotone in t
+  in this run, a small effect (W moved little: penalty 0.46).
+- Bias analogue: not piloted yet (see "What remains").
 
 What remains (issue 25), exactly:
 
 1. Pretraining reproducible by a script: fix the pretraining preset from the pilots (data
-   size, steps, width), time it on an idle machine; if it exceeds the full budget, ship the
-   checkpoint (about 0.35 MB for width 16) with its sha256 and let `full` regenerate it.
+   size, steps, width) and time it on an idle machine. The pilot's 402 s under load fits the
+   full budget but not quick's 60 s, so ship the checkpoint (358 KB at width 16) with its
+   sha256, let quick load it and `full` regenerate it (and check the hash).
 2. Experiments, one file each, with smoke / quick / full presets and claims whose expected
    verdicts are written after running them: `contrastive_po.typographic` (reference, CE, DPO,
    IPO, KTO, PPO, PAINT: clean and typographic accuracy on trained classes, held-out classes

@@ -254,7 +254,9 @@ def ppo_loss(
     hand-set reward R_j (`PPO_REWARDS`, by image type):
     l_j = -mean_i min(rho R_j, clip(rho, 1 - eps, 1 + eps) R_j), and the loss is (l_1+l_2+l_3)/3.
     As in the official trainer, pi_old is the frozen reference (not the previous iterate), so
-    the clip bounds the ratio to the reference.
+    the clip bounds the ratio to the reference. Every official reward is positive, so each
+    candidate's probability is pushed up (the true class most) until its ratio reaches
+    1 + eps, where the gradient stops; a ratio below 1 - eps keeps its unclipped gradient.
 
     Args:
         policy_logps: (B, K) log pi_theta.
