@@ -143,6 +143,14 @@ from iclr25.papers.robust_sfm.ba import (
     robust_cost,
     triangulate_all,
 )
+from iclr25.papers.robust_sfm.classical import (
+    ClassicalResult,
+    ClassicalSettings,
+    export_colmap,
+    run_colmap,
+    run_glomap,
+    write_database,
+)
 from iclr25.papers.robust_sfm.data import (
     LAYOUTS,
     OUTLIER_TYPES,
@@ -205,6 +213,8 @@ __all__ = [
     "AlignedCameras",
     "BAResult",
     "Batch",
+    "ClassicalResult",
+    "ClassicalSettings",
     "ClassificationScores",
     "FinetuneResult",
     "PipelineResult",
@@ -227,6 +237,7 @@ __all__ = [
     "camera_block",
     "camera_centers",
     "evaluate",
+    "export_colmap",
     "filter_reconstruction",
     "finetune",
     "init_model",
@@ -244,10 +255,13 @@ __all__ = [
     "resfm_loss",
     "robust_cost",
     "rotation_errors_deg",
+    "run_colmap",
+    "run_glomap",
     "sample_block",
     "save_tracks",
     "train",
     "translation_errors",
     "triangulate_all",
     "triangulate_dlt",
+    "write_database",
 ]
