@@ -112,9 +112,10 @@ def test_no_model_gives_an_empty_result_and_a_reason():
     _valid(res.final, s)
 
 
-def test_colmap_is_deterministic_at_one_thread(ring, results):
-    again = run_colmap(ring, ClassicalSettings(num_threads=1, random_seed=0))
-    first = results["colmap"].final
+@pytest.mark.parametrize("name", list(RUNNERS))
+def test_mappers_are_deterministic_at_one_thread(ring, results, name):
+    again = RUNNERS[name](ring, ClassicalSettings(num_threads=1, random_seed=0))
+    first = results[name].final
     for key in ("cameras", "tracks", "entries", "R", "t", "X"):
         np.testing.assert_array_equal(getattr(again.final, key), getattr(first, key))
 
@@ -151,6 +152,8 @@ def test_bad_input_raises_naming_the_value(ring, results):
         ClassicalSettings(max_num_trials=0)
     with pytest.raises(ValueError, match="num_threads"):
         ClassicalSettings(num_threads=0)
+    with pytest.raises(ValueError, match=r"mapper\.no_such_option"):
+        run_colmap(ring, ClassicalSettings(mapper_options={"mapper.no_such_option": 1}))
     with pytest.raises(TypeError, match="scene"):
         run_colmap({"cam": ring.cam})
     bad = make_scene(np.random.default_rng(9), num_cameras=6, num_points=60)

@@ -25,6 +25,19 @@ COLMAP builds its own 3D points from the verified matches; since matches only jo
 the same input track, every 3D point's observations lie in one input track. COLMAP may split
 one input track into several 3D points (observations it filtered and re-triangulated).
 
+# DEVIATION: the paper runs COLMAP, GLOMAP (and Theia, not provided here) on images with their
+# own features and matching; here they get our tracks as keypoints and raw matches (every pair
+# of entries of a track), so the three methods see the same measurements and only verification
+# and mapping differ. GLOMAP is COLMAP 4.x's integrated global mapper
+# (`pycolmap.global_mapping`), not the standalone glomap 1.x binary.
+# DEVIATION: the intrinsics are known and held fixed in both mappers (as in RESfM's BA); the
+# paper does not say how its classical runs treated the calibration.
+# DEVIATION: RANSAC verification runs 300 trials per pair instead of COLMAP's 10k (ground
+# check: same accuracy, 5x faster); everything not set in `ClassicalSettings` keeps COLMAP
+# 4.x's defaults (e.g. incremental initialisation needs 100 inliers, relaxed by COLMAP itself
+# when no pair qualifies; registration needs 30 2D-3D inliers).
+# DEVIATION: of several models, the largest (most registered images, then most 3D points) is
+# the result; the others are only counted (`model_sizes`). Unregistered cameras are failures.
 # DEVIATION: when several 3D points belong to the same input track, the one with the most
 # observations (then the lowest point id) is that track's point; the other points'
 # observations are not in `final.entries`. Points on no input track cannot occur (see above);
@@ -77,6 +90,10 @@ class ClassicalSettings:
         min_model_size: models with fewer registered images are discarded; None keeps the
             mapper's default (10 incremental, where the first model is always kept; 3 global).
         multiple_models: let the mapper return several models (the largest is kept).
+        mapper_options: further pycolmap mapper options by dotted name, set after the ones
+            above, e.g. `{"mapper.init_min_num_inliers": 30}` (incremental) or
+            `{"mapper.global_positioning.loss_function_scale": 0.05}` (global); a name the
+            chosen mapper's options do not have raises ValueError.
     """
 
     num_threads: int = 1
@@ -87,8 +104,11 @@ class ClassicalSettings:
     min_num_matches: int = 15
     min_model_size: int | None = None
     multiple_models: bool = True
+    mapper_options: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        # num_threads and random_seed: pycolmap has no other seed; at 1 thread and a fixed
+        # seed two runs gave identical results (tests; the pilot repeated exactly)
         check_int("num_threads", self.num_threads, -1)
         if self.num_threads == 0:
             raise ValueError("num_threads=0 is not allowed: must be >= 1, or -1 for all cores")
@@ -101,6 +121,12 @@ class ClassicalSettings:
             check_int("min_model_size", self.min_model_size, 1)
         if not isinstance(self.multiple_models, bool):
             raise ValueError(f"multiple_models={self.multiple_models!r}: must be True or False")
+        if not isinstance(self.mapper_options, dict) or not all(
+            isinstance(k, str) for k in self.mapper_options
+        ):
+            raise ValueError(
+                f"mapper_options={self.mapper_options!r}: must be a dict of dotted option names"
+            )
 
 
 @dataclass
@@ -280,6 +306,21 @@ def _mapper_options(pycolmap, mapper: str, s: ClassicalSettings):
     o.multiple_models = s.multiple_models
     if s.min_model_size is not None:
         o.min_model_size = s.min_model_size
+    for name, value in s.mapper_options.items():
+        *parents, leaf = name.split(".")
+        target = o
+        try:
+            for part in parents:
+                target = getattr(target, part)
+            getattr(target, leaf)
+        except AttributeError:
+            raise ValueError(
+                f"mapper_options has {name!r}: not an option of {type(o).__name__}"
+            ) from None
+        try:
+            setattr(target, leaf, value)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"mapper_options[{name!r}]={value!r} is refused: {err}") from None
     return o
 
 
@@ -326,6 +367,7 @@ def _run(scene: Scene, mapper: str, settings: ClassicalSettings | None) -> Class
         raise TypeError(f"settings is a {type(s).__name__}: must be ClassicalSettings")
     if s.random_seed >= 0:
         pycolmap.set_random_seed(s.random_seed)
+    opts = _mapper_options(pycolmap, mapper, s)  # bad option names fail before any work
     seconds: dict[str, float] = {}
     t_all = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="iclr25_colmap_") as d:
@@ -345,7 +387,6 @@ def _run(scene: Scene, mapper: str, settings: ClassicalSettings | None) -> Class
         seconds["verify"] = time.perf_counter() - t0
         out = os.path.join(d, "sparse")
         os.makedirs(out)
-        opts = _mapper_options(pycolmap, mapper, s)
         t0 = time.perf_counter()
         # image_path: an empty folder (there are no images; colours are not extracted)
         if mapper == "incremental":
