@@ -10,6 +10,7 @@ pycolmap = pytest.importorskip("pycolmap")
 
 from iclr25.papers.robust_sfm import (  # noqa: E402
     ClassicalSettings,
+    SfMState,
     align_cameras,
     export_colmap,
     make_scene,
@@ -147,6 +148,22 @@ def test_export_round_trip(results, ring):
     np.testing.assert_array_equal(np.sort(entries), st.entries)
 
 
+def test_export_of_an_sfm_state_keeps_gt_poses_and_points(ring):
+    # a RESfM-style state (here the GT over every camera, track and entry)
+    s = ring
+    st = SfMState(np.arange(10), np.arange(s.num_tracks), np.arange(len(s.cam)), s.R, s.t, s.X)
+    with tempfile.TemporaryDirectory() as d:
+        export_colmap(st, s, d)
+        rec = pycolmap.Reconstruction(d)
+    assert rec.num_reg_images() == 10
+    assert rec.num_points3D() == s.num_tracks
+    assert rec.compute_num_observations() == len(s.cam)
+    np.testing.assert_allclose(rec.image(3).cam_from_world().rotation.matrix(), s.R[2])
+    np.testing.assert_allclose(rec.point3D(5).xyz, s.X[4])
+    # 0.5 px noise: COLMAP's own mean reprojection error of the GT model is below 1 px
+    assert rec.compute_mean_reprojection_error() < 1.0
+
+
 def test_bad_input_raises_naming_the_value(ring, results):
     with pytest.raises(ValueError, match="max_num_trials"):
         ClassicalSettings(max_num_trials=0)
@@ -165,3 +182,5 @@ def test_bad_input_raises_naming_the_value(ring, results):
         with pytest.raises(ValueError, match="image_names"):
             export_colmap(results["colmap"], ring, path, image_names=["a.png"])
         assert not os.path.exists(path)  # nothing written
+        with pytest.raises(TypeError, match="result"):
+            export_colmap({"R": ring.R}, ring, path)
