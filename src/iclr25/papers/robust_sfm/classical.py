@@ -324,7 +324,7 @@ def _mapper_options(pycolmap, mapper: str, s: ClassicalSettings):
     return o
 
 
-def _to_state(rec, scene: Scene, kp: np.ndarray) -> SfMState:
+def _to_state(rec, scene: Scene) -> SfMState:
     """A pycolmap reconstruction of our database as a `SfMState` in input indices."""
     m = len(scene.Ks)
     entry_of = [np.flatnonzero(scene.cam == i) for i in range(m)]
@@ -399,7 +399,7 @@ def _run(scene: Scene, mapper: str, settings: ClassicalSettings | None) -> Class
         )
         sizes = [int(r.num_reg_images()) for r in recs]
         if recs and sizes[0] > 0:
-            state, failed = _to_state(recs[0], scene, _keypoint_index(scene)), None
+            state, failed = _to_state(recs[0], scene), None
         else:
             state = _empty_state()
             failed = f"{mapper} mapping produced no model ({num_verified} verified pairs)"
