@@ -50,6 +50,21 @@ Work in progress, not yet registered in `iclr25.papers.PAPERS` (issue 22). What 
   scenes every `validate_every` steps; the best checkpoint by validation outlier accuracy
   (ESFM: by validation reprojection loss) is loaded at the end. `init_model(seed, ...)` gives
   seed-determined initial weights; the same seed gives the same weights at 1 thread.
+- `classical` (the `sfm` extra): the classical baselines on our tracks through pycolmap 4.2.1's
+  database path (ground check §1.2). `write_database` writes one PINHOLE camera (the scene's
+  intrinsics), a trivial rig, a frame and an image per camera, keypoints = the camera's
+  observed entries (outliers included: the baselines see what RESfM sees) and raw matches =
+  every pair of entries of a shared track; `pycolmap.verify_matches` (RANSAC, 300 trials)
+  verifies them; `run_colmap` (`incremental_mapping`) and `run_glomap` (`global_mapping`),
+  intrinsics fixed, `ClassicalSettings` (threads 1, seed 0, trials, RANSAC threshold, min
+  inliers / matches, min model size, any further mapper option by dotted name). The largest
+  model becomes `ClassicalResult.final`, a `SfMState` in input indices like
+  `PipelineResult.final` (registered cameras, tracks with a 3D point, the entries observing
+  them), so `geometry` scores both alike; no model gives an empty state and `failed`.
+  At 1 thread and a fixed seed both mappers repeat exactly (tests). `export_colmap(result,
+  scene, folder)` writes any result (RESfM's or classical) as a COLMAP binary model
+  (`Reconstruction.write`; images carry all their entries as 2D points, 3D point id = track
+  + 1), read back by `pycolmap.Reconstruction(folder)` (round-trip test).
 
 Pilot (measured once, under the lead's load (load average 4-5 on 2 cores) at nice 10, NOT a
 result; script not committed): one ring scene of 12 cameras, 115 tracks, 699 entries (30 %
@@ -88,20 +103,51 @@ at 15 shared tracks is a few cameras and the counting rules then remove the rest
 set, `final` = the first BA's state). The hard regime needs denser forward scenes or a
 smaller `min_shared_tracks`, stated as a variant.
 
+Classical pilot (measured once, 2026-12-04, load average 7.9-8.5 on 2 cores at nice 10,
+1 thread, seed 0; pilot, NOT a result; script not committed): one scene per layout from
+`make_scene(default_rng(11), layout=..., outlier_rate=r, noise_px=1.0)` (20 cameras; default
+outlier mix of all three kinds), registered cameras (mean reprojection error < 5 px, of 20)
+and median rotation error after `align_cameras`:
+
+    layout   outliers  COLMAP (incremental)   GLOMAP (global)
+    ring     0 %       20, 0.061 deg          20, 0.062 deg
+    ring     20 %      20, 0.068 deg          20, 0.064 deg
+    ring     40 %      20, 0.086 deg          20, 0.078 deg
+    sweep    0 %       20, 0.114 deg          20, 0.128 deg
+    sweep    20 %      20, 0.128 deg          20, 0.137 deg
+    sweep    40 %      20, 0.349 deg          20, 0.180 deg
+    forward  0 %       0 (no model)           20, 1.09 deg
+    forward  20 %      0 (no model)           20, 2.81 deg
+    forward  40 %      0 (no model)           20, 35.8 deg
+
+CPU per run 1-3 s (ring/sweep; verification most of it), 0.2-0.4 s (forward); wall times were
+10-20x that under this load. Ring/sweep: 3.4-4.9k entries; of the entries the models keep,
+3 % (20 %) and 8-10 % (40 %) are outliers, almost all merges (ring 40 %: COLMAP keeps 3 of
+523 uniform, 16 of 522 near-miss, 214 of 522 merge entries; GLOMAP 1 / 18 / 215): a merge adds
+true projections of another point k to track j, mutually consistent, so they verify and
+COLMAP triangulates them as a point of their own, which stands for track j whenever it has
+more observations than j's true part.
+Forward (718-828 entries, tracks of 3-4 views): only 29-38 of 77-188 pairs keep 15 verified
+inliers; COLMAP finds no initial pair at its defaults (also with `init_max_forward_motion`
+1.0; with that, `init_min_tri_angle` 4 and `init_min_num_inliers` 15 a 2-image model at 0 %:
+registration needs 30 2D-3D inliers and a camera sees about 36 entries); GLOMAP places all 20
+cameras but at 40 % keeps 54 of 180 tracks, 24 % of its observations outliers, and every
+camera passes the 5 px "registered" rule at 35.8 deg median error: on sparse scenes the
+registered count alone says little. Reading: on ring/sweep scenes the classical pipelines are
+at 0.06-0.35 deg up to 40 %, as the ground check found; the forward regime is where they
+break.
+
 What remains (issue 22), exactly:
 
-1. Classical baselines through pycolmap's database path (ground check §1.2): `Database`
-   with rigs, frames, keypoints and matches from our tracks, `verify_matches`
-   (`max_num_trials=300`), `incremental_mapping` (COLMAP) and `global_mapping` (GLOMAP).
-2. Experiments `robust_sfm.outliers` (headline: ESFM*, ESFM* + BA, RESfM without fine-tuning
+1. Experiments `robust_sfm.outliers` (headline: ESFM*, ESFM* + BA, RESfM without fine-tuning
    / BA, RESfM + BA, full RESfM, oracle mask + BA, COLMAP, GLOMAP; before-BA numbers always
    reported; a hard regime: forward paths, short tracks, 40-50 % near-miss and merge
    outliers) and `robust_sfm.sweep` (error against rate; threshold 0.5/0.6/0.7; with and
    without the gradient hook), presets, claims written after running them, tuning on seeds
    disjoint from the claim seeds.
-3. Export to COLMAP format (`pycolmap.Reconstruction.write`), benchmarks/bench_robust_sfm.py
-   (the whole pipeline's time against incremental and global mapping), docs page, the
-   `PAPERS` row with the `sfm` extra.
+2. benchmarks/bench_robust_sfm.py (the whole pipeline's time against `run_colmap` /
+   `run_glomap`, whose `seconds` split database / verify / mapping), docs page (with the
+   classical DEVIATIONs below), the `PAPERS` row with the `sfm` extra.
 
 Decisions for review (each also a `# DEVIATION:` in the code):
 
@@ -130,8 +176,18 @@ Decisions for review (each also a `# DEVIATION:` in the code):
   the pipeline started BA from an untrained network, points behind the cameras; the mechanism
   inside COLMAP was not checked) comes back unchanged instead of raising.
 
-Needs the `sfm` extra (pycolmap 4.2.1) for `bundle_adjust_pycolmap` only (the pipeline's
-default BA; `PipelineSettings(ba_solver="scipy")` runs without it).
+- Classical baselines (`classical`): COLMAP and GLOMAP get our tracks as keypoints and raw
+  matches instead of images and their own feature matching (the paper's runs), so all
+  methods see the same measurements; GLOMAP is COLMAP 4.x's integrated `global_mapping`, not
+  the standalone glomap binary; Theia is not provided. The intrinsics are known and fixed in
+  both mappers (the paper does not say). Verification runs 300 RANSAC trials per pair (ground
+  check; COLMAP's default 10k); everything else is COLMAP 4.x's defaults. Of several models
+  the largest (registered images, then points) is the result. When COLMAP splits an input
+  track into several 3D points, the one with the most observations is the track's point.
+  Without `scene.image_size`, the image size is twice the principal point.
+
+Needs the `sfm` extra (pycolmap 4.2.1) for `bundle_adjust_pycolmap` (the pipeline's default
+BA; `PipelineSettings(ba_solver="scipy")` runs without it) and for `classical`.
 """
 
 from iclr25.papers.robust_sfm.ba import (
@@ -142,6 +198,14 @@ from iclr25.papers.robust_sfm.ba import (
     bundle_adjust_scipy,
     robust_cost,
     triangulate_all,
+)
+from iclr25.papers.robust_sfm.classical import (
+    ClassicalResult,
+    ClassicalSettings,
+    export_colmap,
+    run_colmap,
+    run_glomap,
+    write_database,
 )
 from iclr25.papers.robust_sfm.data import (
     LAYOUTS,
@@ -205,6 +269,8 @@ __all__ = [
     "AlignedCameras",
     "BAResult",
     "Batch",
+    "ClassicalResult",
+    "ClassicalSettings",
     "ClassificationScores",
     "FinetuneResult",
     "PipelineResult",
@@ -227,6 +293,7 @@ __all__ = [
     "camera_block",
     "camera_centers",
     "evaluate",
+    "export_colmap",
     "filter_reconstruction",
     "finetune",
     "init_model",
@@ -244,10 +311,13 @@ __all__ = [
     "resfm_loss",
     "robust_cost",
     "rotation_errors_deg",
+    "run_colmap",
+    "run_glomap",
     "sample_block",
     "save_tracks",
     "train",
     "translation_errors",
     "triangulate_all",
     "triangulate_dlt",
+    "write_database",
 ]
