@@ -14,6 +14,7 @@ from iclr25.papers.video_icl import (
     make_corpus,
     make_episode,
     tokenize_corpus,
+    tokenizer_ceiling,
     train_video_model,
 )
 
@@ -48,6 +49,7 @@ def test_continuation_nll_and_episode_scores(parts, split):
     assert {"predicted", "target", "correct", "psnr", "ssim", "nll_with", "nll_without",
             "nll_contrast"} <= set(out)  # fmt: skip
     assert out["target"] == ep.demo_action
+    assert tokenizer_ceiling(vq, ep) in range(-1, 6)
 
 
 def test_training_on_continuous_clips_runs(parts):

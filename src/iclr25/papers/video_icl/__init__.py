@@ -1,6 +1,109 @@
-"""Video In-context Learning (work in progress; the card is written at the end of the slice)."""
+"""Video In-context Learning: Autoregressive Transformers are Zero-Shot Video Imitators (Zhang,
+Guo, He, Zhao, Xu, Bian; ICLR 2025; OpenReview wkbx7BRAsM; arXiv 2407.07356; official code at
+aka.ms/vid-icl, not in the search index, so not read).
 
-from iclr25.papers.video_icl.baselines import evaluate_episode, oracle_imitate
+Work in progress, not yet registered in `iclr25.papers.PAPERS` (issue 23). The paper trains a
+VQ tokenizer + decoder-only transformer on natural video (next-token loss on continuous clips
+only) and finds that, given [demonstration video ; first frames of a query], the model imitates
+the demonstration's semantics (an action, a camera motion) in the query's unseen scene. Here the
+video is synthetic sprite video, and the in-context signal is injected by the data: in the
+pretraining corpus B the latent action persists across a hard cut with probability `p`, where
+the paper relies on natural video's statistics. Corpus A (single shots only) is the control.
+
+What exists:
+
+- `data`: 16x16 RGB frames (size a parameter); 4 sprite shapes (4x4) x 6 saturated colours on 4
+  grey textured backgrounds = 96 scenes; 6 actions (up, down, left, right, pan_left, pan_right;
+  a pan shifts sprite and background together), 1 px per frame on a torus, each shot starting
+  with 1-2 static frames. `make_split` holds out 20 % of the scenes and 20 % of the
+  (shape, colour, action) triples; `make_corpus(kind=...)`: "two_shot" (corpus B, persistence
+  `p`), "single_shot" (corpus A, one 16-frame shot), "pairs" (explicit demonstration -> query
+  pairs for the upper-bound baseline); `make_episode(setting=...)` with settings "similar",
+  "contrast", "random", "none": a held-out query scene whose first 2 frames are static (the
+  action is ambiguous from the query alone), a demonstration from another held-out scene, the
+  true continuation and the contrast action's continuation. Every `Clip` carries its ground
+  truth (sprite positions, background offsets, scenes, actions, cuts).
+- `tokenizer`: `VQVAE` (conv encoder, 2 stride-2 stages: 16x16 -> 4x4 = 16 tokens per frame;
+  `VectorQuantizer` with straight-through estimator, codebook + commitment loss (beta 0.25),
+  perplexity), `encode` `(T, H, W, 3) -> (T, h, w)`, `decode`, `restart_dead_codes`,
+  `codebook_usage`, `train_tokenizer`.
+- `model`: `VideoGPT`, causal pre-norm transformer over flattened frame tokens (vocabulary =
+  codebook, no separator token), learned positions, next-token loss, `token_nll`, `generate`
+  with top-k sampling (k = 5 by default) and a KV cache, or recomputation (`use_cache=False`),
+  which give the same tokens and logits (tested).
+- `method`: `tokenize_corpus`, `train_video_model` (continuous clips only, AdamW, warm-up +
+  cosine), `imitate(model, tokenizer, demo_frames, query_prefix_frames, n_frames, rng)` and
+  `continuation_nll` (mean NLL of a given continuation after [demo ; prefix]).
+- `metrics`: the exact sprite tracker (`track_sprite`: circular template matching of the
+  known shape's colour mask; `track_background`: the known texture's roll; `step_actions`,
+  `classify_action`), exact on rendered clips (tested). It is a *stronger* stand-in for the
+  paper's V-Acc (a pretrained SSv2 classifier): no classifier error. `imitation_accuracy`,
+  `flip_rate`, `preference_accuracy` (the P-Acc analogue: how often the demonstrated action's
+  continuation has lower NLL than the contrast action's), `delta_nll` (true continuation's NLL
+  without minus with the demonstration), `psnr` (inf for identical inputs, not capped) and a
+  hand-written `ssim` (Wang et al. 2004: Gaussian window 11, sigma 1.5, K1 0.01, K2 0.03, valid
+  positions). FVD, FID and LPIPS need downloaded network weights and are not computed.
+- `baselines`: `evaluate_episode` (any setting: no, random, contrast or similar
+  demonstration, through the same model; or `oracle=True`), `oracle_imitate` (replays the
+  tracked demonstration motion; accuracy 1.0 on clean demonstrations, tested) and
+  `tokenizer_ceiling` (the tracker on the true continuation after a tokenizer round trip: the
+  best accuracy any generator decoded by that tokenizer can score). The explicit-pairs upper
+  bound is a training variant: `train_video_model` on `make_corpus(kind="pairs")`.
+
+Pilot: running (filled in by the next commit).
+
+What remains (issue 23), exactly:
+
+1. Tokenizer fidelity first (see the pilot): the tracker must read decoded frames nearly as
+   well as rendered ones (`tokenizer_ceiling` accuracy close to 1) before imitation accuracy
+   means anything. Options, to be chosen on tuning seeds: longer training and a wider
+   encoder; a larger codebook; textures with less per-pixel detail (keeping every background
+   offset unique under horizontal shifts); motion on a 2- or 4-px grid; 12x12 frames with 3x3
+   tokens (the notes' plan). Report the ceiling beside every accuracy.
+2. `experiments/imitation.py` (`video_icl.imitation`): corpus B (p = 0.7) and corpus A with the
+   same training budget; settings similar / random / contrast / none; the oracle; the
+   explicit-pairs model trained with the same steps; metrics imitation accuracy (tracker),
+   P-Acc analogue, contrast flip rate, delta-NLL, PSNR, SSIM. Claims (expected verdicts written
+   after running the presets, never before): similar-demonstration accuracy above chance (1/6)
+   and above the no- and random-demonstration accuracies; contrast flip rate above chance;
+   delta-NLL > 0 (the quick preset's asserted claim, the low-variance signal); corpus A
+   reported whatever it shows.
+3. `experiments/scaling.py` (`video_icl.scaling`): three model sizes (e.g. d = 32/64/96) at
+   equal steps, the slope of validation loss and of accuracy against log parameters with a CI
+   (no "law" claimed), and a sweep of p in {0, 0.3, 0.7, 1}.
+4. Presets: smoke <= 3 s, quick <= 60 s (1 small model, delta-NLL asserted), full <= 30 min
+   per experiment on 2 idle cores with >= 5 seeds; the tokenizer trained once per seed inside
+   `run`, or shared (and then said). Hyperparameters (lr, steps split between tokenizer and
+   transformer, top-k) tuned on seeds disjoint from the claim seeds, grids of equal size for
+   the corpus-B model, corpus-A model and explicit-pairs model; the grid and choice committed.
+5. `benchmarks/bench_video_icl.py`: training tokens/s and cached generation tokens/s against
+   context length; cached against recomputed generation (equal outputs, speed ratio).
+6. `docs/papers/video_icl.md` (say plainly that p is the injected in-context signal, that the
+   tracker is a stronger stand-in for V-Acc and that FVD/LPIPS are not computed), full results
+   from a clean checkout, the `PAPERS` row.
+
+Decisions for review (each also a `# DEVIATION:` in the code):
+
+- K = 6 actions: the pan has two directions so that every action has an opposite, and the
+  contrast action is the opposite direction (the paper's "contrast" is loosely defined;
+  notes: K = 5). Chance is 1/6.
+- Corpus B: the second shot keeps the first's action with probability p, else its action is
+  drawn uniformly from all K, so P(same) = p + (1 - p)/K and p = 0 is independence (the null),
+  not anti-persistence.
+- A toroidal world (sprites and background wrap around), so single shots can be as long as a
+  2-shot video and corpus A has the same context length as corpus B.
+- Held-out combinations are both scenes (shape, colour, background) and (shape, colour,
+  action) triples; evaluation queries and demonstrations are drawn from the held-out ones,
+  from two different scenes.
+- Tokenizer: MSE reconstruction, codebook loss (no EMA), no GAN or perceptual loss; optional
+  data-dependent codebook init and dead-code restart (`restart_every`).
+- Transformer: RMSNorm pre-norm, GELU MLP, learned absolute positions (the paper: LLaMA-style,
+  RoPE), about 1e5 parameters instead of hundreds of millions.
+- P-Acc analogue is the generator's own likelihood comparison (the paper: an SSv2 classifier's
+  probability).
+"""
+
+from iclr25.papers.video_icl.baselines import evaluate_episode, oracle_imitate, tokenizer_ceiling
 from iclr25.papers.video_icl.data import (
     ACTIONS,
     ALL_SCENES,
@@ -98,6 +201,7 @@ __all__ = [
     "step_actions",
     "tokenize_corpus",
     "tokenize_frames",
+    "tokenizer_ceiling",
     "track_background",
     "track_clip",
     "track_sprite",

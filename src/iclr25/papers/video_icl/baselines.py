@@ -5,6 +5,8 @@
   runs any of them.
 - `oracle_imitate`: a program that tracks the demonstration's motion exactly and replays it from
   the query's last frame (an upper bound on imitation accuracy: 1.0 on clean demonstrations).
+- `tokenizer_ceiling`: the tracker on the true continuation after a round trip through the
+  tokenizer; the accuracy no generator decoded by that tokenizer can beat.
 - The explicit-pairs upper bound is a training variant, not a function here: train `VideoGPT` with
   `method.train_video_model` on `data.make_corpus(kind="pairs")` (demonstration -> query pairs of
   the same action) instead of the continuous-clip corpus.
@@ -98,3 +100,12 @@ def evaluate_episode(
         out["nll_without"] = continuation_nll(model, tokenizer, None, prefix, truth)
         out["nll_contrast"] = continuation_nll(model, tokenizer, demo, prefix, cont_c)
     return out
+
+
+def tokenizer_ceiling(tokenizer: VQVAE, episode: Episode) -> int:
+    """The tracked action of the query's *true* clip after a round trip through the tokenizer
+    (`decode(encode(frames))`): the accuracy of these over episodes bounds what any generator
+    decoded by this tokenizer can score (1.0 for a perfect tokenizer). Returns the action index
+    (-1 for none)."""
+    rec = tokenizer.decode(tokenizer.encode(episode.query.frames))
+    return classify_action(rec[episode.n_prefix - 1 :], episode.query.scenes[0])

@@ -99,7 +99,7 @@ def train_video_model(
         opt.step()
         sched.step()
         if log is not None and step % 50 == 0:
-            log(step, loss=float(loss))
+            log(step, loss=loss.item())
     return model.eval()
 
 
