@@ -53,9 +53,11 @@ def test_heldout_combinations_never_in_training(split):
     for setting in ("similar", "contrast", "random", "none"):
         ep = make_episode(rng, setting, split=split)
         assert split.is_heldout(ep.query.scenes[0], ep.action)
-        if ep.demo is not None:
-            assert split.is_heldout(ep.demo.scenes[0], ep.demo_action)
-            assert ep.demo.scenes[0] != ep.query.scenes[0]
+        for demo, a in ((ep.demo, ep.demo_action), (ep.control, None)):
+            if demo is not None:
+                assert split.is_heldout(demo.scenes[0], demo.actions[0])
+                assert demo.scenes[0] != ep.query.scenes[0]
+                assert a is None or demo.actions[0] == a
 
 
 def test_persistence_statistics(split):

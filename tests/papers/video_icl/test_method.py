@@ -47,7 +47,7 @@ def test_continuation_nll_and_episode_scores(parts, split):
     assert np.isfinite(nll) and nll > 0
     out = evaluate_episode(gpt, vq, ep, np.random.default_rng(2))
     assert {"predicted", "target", "correct", "psnr", "ssim", "nll_with", "nll_without",
-            "nll_contrast"} <= set(out)  # fmt: skip
+            "nll_contrast", "nll_control"} <= set(out)  # fmt: skip
     assert out["target"] == ep.demo_action
     assert tokenizer_ceiling(vq, ep) in range(-1, 6)
 

@@ -69,7 +69,8 @@ def evaluate_episode(
     query's own or its contrast action; NaN for a random demonstration of a third action), and
     for a model: `nll_with` and `nll_without` (true continuation of the query given
     [demo ; prefix] and given the prefix only) and `nll_contrast` (the contrast action's
-    continuation given [demo ; prefix]).
+    continuation given [demo ; prefix]), and `nll_control` (the true continuation given
+    [control demonstration of a random action ; prefix]: the position-matched comparison).
     """
     n_gen = episode.query.num_frames - episode.n_prefix
     prefix = episode.query_prefix
@@ -99,6 +100,10 @@ def evaluate_episode(
         out["nll_with"] = continuation_nll(model, tokenizer, demo, prefix, truth)
         out["nll_without"] = continuation_nll(model, tokenizer, None, prefix, truth)
         out["nll_contrast"] = continuation_nll(model, tokenizer, demo, prefix, cont_c)
+        if episode.control is not None:
+            out["nll_control"] = continuation_nll(
+                model, tokenizer, episode.control.frames, prefix, truth
+            )
     return out
 
 

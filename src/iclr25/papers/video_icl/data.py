@@ -449,6 +449,9 @@ class Episode:
         contrast: the same query continued with the contrast action (for the P-Acc analogue).
         n_prefix: the number of query frames given as context (all static).
         action: the query's true action (index); `demo_action` the demonstration's (-1 if none).
+        control: a demonstration of a uniformly random action from another held-out scene, for
+            the position-matched delta-NLL (the query sits after a demonstration-long clip
+            in both terms, unlike the comparison with no demonstration).
     """
 
     setting: str
@@ -458,6 +461,7 @@ class Episode:
     n_prefix: int
     action: int
     demo_action: int
+    control: Clip | None = None
 
     @property
     def query_prefix(self) -> np.ndarray:
@@ -513,4 +517,9 @@ def make_episode(
         ns = int(rng.integers(1, 3))
         demo = _random_shot(rng, split, demo_action, shot_len, size, speed, min(ns, shot_len - 1),
                             heldout=split is not None, exclude=(q_scene,))  # fmt: skip
-    return Episode(setting, demo, query, contrast, n_prefix, action, demo_action)
+    # a position-matched control: another held-out scene doing a uniformly random action
+    ca = int(rng.integers(len(ACTIONS)))
+    ns = int(rng.integers(1, 3))
+    control = _random_shot(rng, split, ca, shot_len, size, speed, min(ns, shot_len - 1),
+                           heldout=split is not None, exclude=(q_scene,))  # fmt: skip
+    return Episode(setting, demo, query, contrast, n_prefix, action, demo_action, control)

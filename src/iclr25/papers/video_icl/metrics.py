@@ -177,7 +177,11 @@ def preference_accuracy(nll_target, nll_alternative) -> float:
 
 def delta_nll(nll_without, nll_with) -> float:
     """Mean NLL of the true continuation without the demonstration minus with it (nats/token);
-    > 0 means the demonstration helps. `(n,)` floats each."""
+    > 0 means the demonstration helps. `(n,)` floats each.
+
+    "Without" may be no demonstration at all (the query then starts at position 0, so the two
+    terms also differ in absolute position) or a random-action demonstration (position-matched,
+    `Episode.control`); report both."""
     a, b = _vec("nll_without", nll_without), _vec("nll_with", nll_with)
     if a.shape != b.shape:
         raise ValueError(f"nll_without {a.shape} and nll_with {b.shape} must match")
