@@ -72,6 +72,18 @@ def test_persistence_statistics(split):
         assert all(v.shot_starts == (0, 3) for v in vids)
 
 
+def test_pairs_and_single_shot_corpora(split):
+    rng = np.random.default_rng(4)
+    for v in make_corpus(rng, 30, "pairs", split=split):
+        assert v.actions[0] == v.actions[1] and v.scenes[0] != v.scenes[1]
+        assert v.shot_starts == (0, 8) and v.n_static[1] == 2
+        np.testing.assert_array_equal(v.frames[8], v.frames[9])  # the query's static prefix
+    for v in make_corpus(rng, 30, "single_shot", split=split):
+        assert v.shot_starts == (0,) and len(v.actions) == 1 and v.num_frames == 16
+        steps = np.diff(v.sprite_pos, axis=0)
+        assert len({tuple(d) for d in steps[v.n_static[0] :]}) <= 2  # one motion (mod wrap)
+
+
 def test_episode_settings(split):
     rng = np.random.default_rng(3)
     for _ in range(20):
