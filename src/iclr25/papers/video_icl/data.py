@@ -60,6 +60,7 @@ COLOURS = {
 BACKGROUNDS = ("checker", "stripes", "dots", "noise")
 """Background texture kinds (grey, see `background_texture`)."""
 
+# DEVIATION: K = 6 actions (the pan has two directions so that every action has an opposite)
 ACTIONS = ("up", "down", "left", "right", "pan_left", "pan_right")
 """Latent actions. `pan_left`: the camera pans left, so the picture content moves right (+x)."""
 
@@ -238,6 +239,7 @@ def render_clip(
     size = check_int("size", size, 8)
     steps = np.maximum(0, np.arange(num_frames) - n_static + 1)[:, None]
     ds, db = _motion(ACTIONS[action], speed)
+    # DEVIATION: a toroidal world, positions and offsets wrap around the frame
     pos = (np.asarray(start_pos)[None] + steps * np.asarray(ds)[None]) % size
     off = (np.asarray(start_offset)[None] + steps * np.asarray(db)[None]) % size
     frames = render_frames(scene, pos, off, size)
@@ -292,6 +294,7 @@ def make_split(
     and at least one held-out scene."""
     scene_fraction = check_float("scene_fraction", scene_fraction, 0.0, 0.9)
     move_fraction = check_float("move_fraction", move_fraction, 0.0, 0.9)
+    # DEVIATION: unseen = a held-out scene OR a held-out (shape, colour, action) triple
     moves = list(itertools.product(SHAPES, COLOURS, range(len(ACTIONS))))
     for _ in range(100):
         hs = rng.permutation(len(ALL_SCENES))[: round(scene_fraction * len(ALL_SCENES))]
@@ -363,6 +366,7 @@ def make_two_shot_video(
     p = check_float("p", p, 0.0, 1.0)
     shot_len, size, speed = _check_common(shot_len, size, speed, static_range)
     a1 = int(rng.integers(len(ACTIONS)))
+    # DEVIATION: when the action does not persist it is uniform over all K (p = 0: independence)
     a2 = a1 if rng.random() < p else int(rng.integers(len(ACTIONS)))
     shots = []
     for a in (a1, a2):
@@ -501,7 +505,7 @@ def make_episode(
     if action is None:
         action = int(rng.integers(len(ACTIONS)))
     action = check_int("action", action, 0, len(ACTIONS) - 1)
-    contrast_a = ACTIONS.index(CONTRAST[ACTIONS[action]])
+    contrast_a = ACTIONS.index(CONTRAST[ACTIONS[action]])  # DEVIATION: the opposite direction
     q_scene = _draw_scene(rng, split, action, heldout=split is not None)
     start = tuple(rng.integers(size, size=2)), tuple(rng.integers(size, size=2))
     kw = dict(size=size, n_static=n_prefix, start_pos=start[0], start_offset=start[1], speed=speed)

@@ -80,6 +80,7 @@ def train_video_model(
     if not torch.is_tensor(tokens) or tokens.ndim != 2 or tokens.shape[1] > model.max_len:
         raise ValueError(f"tokens of shape {tuple(getattr(tokens, 'shape', ()))} are not allowed:"
                          f" must be (N, L) with L <= max_len={model.max_len}")  # fmt: skip
+    # DEVIATION: optimiser and schedule are not in the notes; AdamW, warm-up, cosine to 0.1 lr
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
 
     def lr_at(s):

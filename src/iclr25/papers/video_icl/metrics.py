@@ -169,6 +169,7 @@ def flip_rate(predicted, contrast) -> float:
 def preference_accuracy(nll_target, nll_alternative) -> float:
     """P-Acc analogue: the fraction of episodes where the target continuation's NLL is lower than
     the alternative's (ties count 1/2). `(n,)` floats each."""
+    # DEVIATION: the generator's own likelihoods stand in for the paper's SSv2 classifier
     a, b = _vec("nll_target", nll_target), _vec("nll_alternative", nll_alternative)
     if a.shape != b.shape:
         raise ValueError(f"nll_target {a.shape} and nll_alternative {b.shape} must match")

@@ -103,6 +103,7 @@ class VideoGPT(nn.Module):
             raise ValueError(f"d_model={d_model} is not allowed: must be a multiple of "
                              f"n_heads={n_heads}")  # fmt: skip
         self.tok = nn.Embedding(vocab_size, d_model)
+        # DEVIATION: learned absolute positions, RMSNorm + GELU blocks (LLaMA: RoPE, SwiGLU)
         self.pos = nn.Embedding(max_len, d_model)
         self.blocks = nn.ModuleList(Block(d_model, n_heads) for _ in range(n_layers))
         self.norm = nn.RMSNorm(d_model)

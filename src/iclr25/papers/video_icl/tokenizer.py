@@ -71,6 +71,7 @@ class VectorQuantizer(nn.Module):
         z = z_e.permute(0, 2, 3, 1)
         tokens = self.lookup(z)
         e = self.codebook(tokens)
+        # DEVIATION: codebook learned by this loss term (no EMA updates)
         loss = F.mse_loss(e, z.detach()) + self.beta * F.mse_loss(z, e.detach())
         z_q = z + (e - z).detach()  # straight-through: forward = e, backward = identity to z_e
         counts = torch.bincount(tokens.reshape(-1), minlength=self.num_codes).float()
@@ -142,7 +143,7 @@ class VQVAE(nn.Module):
         """VQ-VAE loss on a batch `(N, H, W, 3)`; returns (loss, logs: mse, vq, perplexity)."""
         x = torch.as_tensor(frames).float()
         rec, vq = self(x)
-        mse = F.mse_loss(rec, x)
+        mse = F.mse_loss(rec, x)  # DEVIATION: MSE only (no GAN or perceptual loss)
         logs = {"mse": mse.item(), "vq": vq.loss.item(), "perplexity": vq.perplexity.item()}
         return mse + vq.loss, logs
 
