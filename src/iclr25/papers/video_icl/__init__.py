@@ -50,7 +50,31 @@ What exists:
   best accuracy any generator decoded by that tokenizer can score). The explicit-pairs upper
   bound is a training variant: `train_video_model` on `make_corpus(kind="pairs")`.
 
-Pilot: running (filled in by the next commit).
+Pilot (measured once under a loaded machine: load average 5-8 on 2 cores, with the project's
+tuning job and two of these pilots running at nice 10, one torch thread each; NOT a result;
+scripts not committed). Split from seed 0; tokenizer frames from 300 corpus-B videos
+(4,800 frames); transformer on 2,000 corpus-B videos (p = 0.7, 256 tokens each), d = 64,
+2 layers, 4 heads (148,928 parameters), batch 16, lr 2e-3; 40 episodes per setting, top-k 5.
+
+- Tokenizer, 256 codes, 1,500 steps (batch 32, hidden 48, code dim 16, restart every 100):
+  PSNR 22.2 dB on training frames, all codes used (perplexity 212); the tracker on its round
+  trip of 120 training shots finds the right action in 0.64 of them (sprite position exact in
+  0.38 of frames, background offset in 0.22; the mean RGB error at sprite pixels is 0.36, above
+  the tracker's colour tolerance 0.3). A second run (hidden 64, code dim 8, 2,500 steps):
+  PSNR 23.1 dB, 0.73.
+- Transformer, 800 steps on the first tokenizer (train loss 5.56 -> 2.48 nats/token, still
+  falling): imitation accuracy similar 0.125, contrast flip 0.125, random 0.05, none 0.05
+  (chance 1/6; 30-43 % of generations show no motion the tracker can read); tokenizer ceiling
+  0.55 on 40 held-out queries; delta-NLL (none minus similar) -0.088 (SE 0.010), i.e. the
+  demonstration *raised* the continuation's NLL, which mixes the demonstration's effect with
+  the query's absolute position (position 0 without a demonstration, 128 with one): hence
+  `Episode.control` and the position-matched delta-NLL, added after this run; P-Acc analogue
+  0.50 (similar), 0.60 (contrast). 800 steps of a 1e5-parameter model say nothing about the
+  method; the notes budget 3k steps at batch 32.
+
+A second transformer pilot (1,500 steps on the second tokenizer, reporting the
+position-matched delta-NLL) and its corpus-A twin were started under a load average of 8-10
+(by other jobs); the corpus-A run was stopped, unfinished, to let the other finish.
 
 What remains (issue 23), exactly:
 
@@ -64,10 +88,13 @@ What remains (issue 23), exactly:
    same training budget; settings similar / random / contrast / none; the oracle; the
    explicit-pairs model trained with the same steps; metrics imitation accuracy (tracker),
    P-Acc analogue, contrast flip rate, delta-NLL, PSNR, SSIM. Claims (expected verdicts written
-   after running the presets, never before): similar-demonstration accuracy above chance (1/6)
+   after running the presets, never before). delta-NLL is reported twice: against no
+   demonstration (the paper's comparison; confounded by absolute position) and against a
+   random-action demonstration (`nll_control`, position-matched). Claims: similar-demonstration
+   accuracy above chance (1/6)
    and above the no- and random-demonstration accuracies; contrast flip rate above chance;
-   delta-NLL > 0 (the quick preset's asserted claim, the low-variance signal); corpus A
-   reported whatever it shows.
+   delta-NLL > 0 (the quick preset's asserted claim, the low-variance signal; the
+   position-matched version is the cleaner one to assert); corpus A reported whatever it shows.
 3. `experiments/scaling.py` (`video_icl.scaling`): three model sizes (e.g. d = 32/64/96) at
    equal steps, the slope of validation loss and of accuracy against log parameters with a CI
    (no "law" claimed), and a sweep of p in {0, 0.3, 0.7, 1}.
@@ -82,7 +109,13 @@ What remains (issue 23), exactly:
    tracker is a stronger stand-in for V-Acc and that FVD/LPIPS are not computed), full results
    from a clean checkout, the `PAPERS` row.
 
-Decisions for review (each also a `# DEVIATION:` in the code):
+Decisions for review (each also a `# DEVIATION:` in the code where the code makes it):
+
+- Geometry of an episode: demonstration 8 frames, query prefix 2 static frames, 6 generated
+  frames: 16 frames x 16 tokens = 256 tokens, exactly the training clips' length (2 shots of
+  8 frames), so the context is demonstration + query + generation long. Default p = 0.7 and
+  top-k = 5 (the notes' laptop plan); the notes give no equation numbers, so docstrings cite
+  the VQ-VAE paper's and Wang et al.'s equations where they apply.
 
 - K = 6 actions: the pan has two directions so that every action has an opposite, and the
   contrast action is the opposite direction (the paper's "contrast" is loosely defined;
@@ -99,6 +132,8 @@ Decisions for review (each also a `# DEVIATION:` in the code):
   data-dependent codebook init and dead-code restart (`restart_every`).
 - Transformer: RMSNorm pre-norm, GELU MLP, learned absolute positions (the paper: LLaMA-style,
   RoPE), about 1e5 parameters instead of hundreds of millions.
+- Training: AdamW with linear warm-up and cosine decay to 0.1 lr, gradient clipping at 1 (the
+  notes give no optimiser or schedule).
 - P-Acc analogue is the generator's own likelihood comparison (the paper: an SSv2 classifier's
   probability).
 """
