@@ -65,7 +65,7 @@ scripts not committed). Split from seed 0; tokenizer frames from 300 corpus-B vi
 - Transformer, 800 steps on the first tokenizer (train loss 5.56 -> 2.48 nats/token, still
   falling): imitation accuracy similar 0.125, contrast flip 0.125, random 0.05, none 0.05
   (chance 1/6; 30-43 % of generations show no motion the tracker can read); tokenizer ceiling
-  0.55 on 40 held-out queries; delta-NLL (none minus similar) -0.088 (SE 0.010), i.e. the
+  0.55 on 40 held-out queries; delta-NLL (none minus similar) -0.088 (paired SE 0.010), i.e. the
   demonstration *raised* the continuation's NLL, which mixes the demonstration's effect with
   the query's absolute position (position 0 without a demonstration, 128 with one): hence
   `Episode.control` and the position-matched delta-NLL, added after this run; P-Acc analogue
@@ -87,14 +87,14 @@ What remains (issue 23), exactly:
 2. `experiments/imitation.py` (`video_icl.imitation`): corpus B (p = 0.7) and corpus A with the
    same training budget; settings similar / random / contrast / none; the oracle; the
    explicit-pairs model trained with the same steps; metrics imitation accuracy (tracker),
-   P-Acc analogue, contrast flip rate, delta-NLL, PSNR, SSIM. Claims (expected verdicts written
-   after running the presets, never before). delta-NLL is reported twice: against no
-   demonstration (the paper's comparison; confounded by absolute position) and against a
-   random-action demonstration (`nll_control`, position-matched). Claims: similar-demonstration
-   accuracy above chance (1/6)
-   and above the no- and random-demonstration accuracies; contrast flip rate above chance;
-   delta-NLL > 0 (the quick preset's asserted claim, the low-variance signal; the
-   position-matched version is the cleaner one to assert); corpus A reported whatever it shows.
+   P-Acc analogue, contrast flip rate, delta-NLL, PSNR, SSIM. delta-NLL is reported twice:
+   against no demonstration (the paper's comparison; confounded by absolute position) and
+   against a random-action demonstration (`nll_control`, position-matched). Claims, their
+   expected verdicts written after running the presets, never before: similar-demonstration
+   accuracy above chance (1/6) and above the no- and random-demonstration accuracies; contrast
+   flip rate above chance; delta-NLL > 0 (the quick preset's asserted claim, the low-variance
+   signal; the position-matched one is the cleaner to assert); corpus A reported whatever it
+   shows.
 3. `experiments/scaling.py` (`video_icl.scaling`): three model sizes (e.g. d = 32/64/96) at
    equal steps, the slope of validation loss and of accuracy against log parameters with a CI
    (no "law" claimed), and a sweep of p in {0, 0.3, 0.7, 1}.
@@ -116,7 +116,6 @@ Decisions for review (each also a `# DEVIATION:` in the code where the code make
   8 frames), so the context is demonstration + query + generation long. Default p = 0.7 and
   top-k = 5 (the notes' laptop plan); the notes give no equation numbers, so docstrings cite
   the VQ-VAE paper's and Wang et al.'s equations where they apply.
-
 - K = 6 actions: the pan has two directions so that every action has an opposite, and the
   contrast action is the opposite direction (the paper's "contrast" is loosely defined;
   notes: K = 5). Chance is 1/6.
