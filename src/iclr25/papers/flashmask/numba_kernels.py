@@ -217,155 +217,181 @@ def _mask_index(g, H, Bm, Hm):
     return (b if Bm > 1 else 0) * Hm + (h if Hm > 1 else 0)
 
 
-@njit(parallel=True, fastmath=_FM, cache=True)
+@njit(parallel=True, cache=True)
 def _forward(q, k, vt, mv, labels, order, H, Bm, Hm, scale, bm, bn, causal, out, lse):
     """Shapes: q, k (G, N, D); vt (G, Dv, N) (v transposed); mv (Gm, 4, N) int32; labels
     (Gm, nq, nk) int8; order (G * nq,) task ids g * nq + a -> out (G, N, Dv), lse (G, N)."""
+    for t in prange(order.shape[0]):
+        _forward_task(order[t], q, k, vt, mv, labels, H, Bm, Hm, scale, bm, bn, causal, out, lse)
+
+
+@njit(fastmath=_FM, cache=True)
+def _forward_task(task, q, k, vt, mv, labels, H, Bm, Hm, scale, bm, bn, causal, out, lse):
+    """One query tile of `_forward` (the parallel loop's body, compiled once on its own)."""
     N, D = q.shape[1], q.shape[2]
     DV = vt.shape[1]
     nq, nk = labels.shape[1], labels.shape[2]
-    for t in prange(order.shape[0]):
-        g, a = order[t] // nq, order[t] % nq
-        mi = _mask_index(g, H, Bm, Hm)
-        r0 = a * bm
-        R = min(r0 + bm, N) - r0
-        qs = np.empty((1, R, D), q.dtype)
+    g, a = task // nq, task % nq
+    mi = _mask_index(g, H, Bm, Hm)
+    r0 = a * bm
+    R = min(r0 + bm, N) - r0
+    qs = np.empty((1, R, D), q.dtype)
+    for i in range(R):
+        for d in range(D):
+            qs[0, i, d] = q[g, r0 + i, d] * scale
+    s3 = np.empty((1, R, bn), q.dtype)
+    s = s3[0]
+    m = np.full(R, -np.inf, q.dtype)
+    l_ = np.zeros(R, q.dtype)
+    acc = np.zeros((R, DV), q.dtype)
+    zero = l_[0]  # 0 in the input's float type
+    for c in range(nk):
+        lab = labels[mi, a, c]
+        if lab == SKIP:
+            continue
+        c0 = c * bn
+        C = min(c0 + bn, N) - c0
+        _abt(qs, 0, 0, 0, k, g, c0, 0, s, R, C, D, False, zero)  # S = (scale Q) K^T
+        if lab == PARTIAL:
+            _mask_tile(s, mv, mi, r0, R, c0, C, causal, False)
         for i in range(R):
-            for d in range(D):
-                qs[0, i, d] = q[g, r0 + i, d] * scale
-        s3 = np.empty((1, R, bn), q.dtype)
-        s = s3[0]
-        m = np.full(R, -np.inf, q.dtype)
-        l_ = np.zeros(R, q.dtype)
-        acc = np.zeros((R, DV), q.dtype)
-        zero = l_[0]  # 0 in the input's float type
-        for c in range(nk):
-            lab = labels[mi, a, c]
-            if lab == SKIP:
+            mx = m[i]
+            for j in range(C):
+                mx = max(mx, s[i, j])
+            if mx == -np.inf:  # nothing visible in this row yet
+                for j in range(C):
+                    s[i, j] = zero
                 continue
-            c0 = c * bn
-            C = min(c0 + bn, N) - c0
-            _abt(qs, 0, 0, 0, k, g, c0, 0, s, R, C, D, False, zero)  # S = (scale Q) K^T
-            if lab == PARTIAL:
-                _mask_tile(s, mv, mi, r0, R, c0, C, causal, False)
-            for i in range(R):
-                mx = m[i]
-                for j in range(C):
-                    mx = max(mx, s[i, j])
-                if mx == -np.inf:  # nothing visible in this row yet
-                    for j in range(C):
-                        s[i, j] = zero
-                    continue
-                alpha = _exp(m[i] - mx)
-                tot = zero
-                for j in range(C):
-                    p = _exp(s[i, j] - mx)
-                    s[i, j] = p
-                    tot += p
-                l_[i] = l_[i] * alpha + tot
-                if alpha != 1.0:
-                    for x in range(DV):
-                        acc[i, x] *= alpha
-                m[i] = mx
-            _abt(s3, 0, 0, 0, vt, g, 0, c0, acc, R, DV, C, True, zero)  # acc += P V
-        for i in range(R):
-            if l_[i] == 0.0:
+            alpha = _exp(m[i] - mx)
+            tot = zero
+            for j in range(C):
+                p = _exp(s[i, j] - mx)
+                s[i, j] = p
+                tot += p
+            l_[i] = l_[i] * alpha + tot
+            if alpha != 1.0:
                 for x in range(DV):
-                    out[g, r0 + i, x] = zero
-                lse[g, r0 + i] = np.inf
-            else:
-                inv = 1.0 / l_[i]
-                for x in range(DV):
-                    out[g, r0 + i, x] = acc[i, x] * inv
-                lse[g, r0 + i] = m[i] + np.log(l_[i])
+                    acc[i, x] *= alpha
+            m[i] = mx
+        _abt(s3, 0, 0, 0, vt, g, 0, c0, acc, R, DV, C, True, zero)  # acc += P V
+    for i in range(R):
+        if l_[i] == 0.0:
+            for x in range(DV):
+                out[g, r0 + i, x] = zero
+            lse[g, r0 + i] = np.inf
+        else:
+            inv = 1.0 / l_[i]
+            for x in range(DV):
+                out[g, r0 + i, x] = acc[i, x] * inv
+            lse[g, r0 + i] = m[i] + np.log(l_[i])
 
 
-@njit(parallel=True, fastmath=_FM, cache=True)
+@njit(parallel=True, cache=True)
 def _backward_dq(
     q, k, kt, v, dout, lse, delta, mv, labels, order, H, Bm, Hm, scale, bm, bn, causal, dq
 ):
     """dQ per query tile. Shapes: as `_forward`, plus kt (G, D, N), v, dout (G, N, Dv), lse,
     delta (G, N) -> dq (G, N, D)."""
+    for t in prange(order.shape[0]):
+        _dq_task(
+            order[t], q, k, kt, v, dout, lse, delta, mv, labels, H, Bm, Hm, scale, bm, bn, causal,
+            dq,
+        )  # fmt: skip
+
+
+@njit(fastmath=_FM, cache=True)
+def _dq_task(task, q, k, kt, v, dout, lse, delta, mv, labels, H, Bm, Hm, scale, bm, bn, causal, dq):
+    """One query tile of `_backward_dq`."""
     N, D = q.shape[1], q.shape[2]
     DV = v.shape[2]
     nq, nk = labels.shape[1], labels.shape[2]
-    for t in prange(order.shape[0]):
-        g, a = order[t] // nq, order[t] % nq
-        mi = _mask_index(g, H, Bm, Hm)
-        r0 = a * bm
-        R = min(r0 + bm, N) - r0
-        qs = np.empty((1, R, D), q.dtype)
+    g, a = task // nq, task % nq
+    mi = _mask_index(g, H, Bm, Hm)
+    r0 = a * bm
+    R = min(r0 + bm, N) - r0
+    qs = np.empty((1, R, D), q.dtype)
+    for i in range(R):
+        for d in range(D):
+            qs[0, i, d] = q[g, r0 + i, d] * scale
+    s3 = np.empty((1, R, bn), q.dtype)
+    s = s3[0]
+    dp = np.empty((R, bn), q.dtype)
+    acc = np.zeros((R, D), q.dtype)
+    zero = acc[0, 0]
+    for c in range(nk):
+        lab = labels[mi, a, c]
+        if lab == SKIP:
+            continue
+        c0 = c * bn
+        C = min(c0 + bn, N) - c0
+        _abt(qs, 0, 0, 0, k, g, c0, 0, s, R, C, D, False, zero)  # S
+        if lab == PARTIAL:
+            _mask_tile(s, mv, mi, r0, R, c0, C, causal, False)
+        _abt(dout, g, r0, 0, v, g, c0, 0, dp, R, C, DV, False, zero)  # dP = dO V^T
         for i in range(R):
-            for d in range(D):
-                qs[0, i, d] = q[g, r0 + i, d] * scale
-        s3 = np.empty((1, R, bn), q.dtype)
-        s = s3[0]
-        dp = np.empty((R, bn), q.dtype)
-        acc = np.zeros((R, D), q.dtype)
-        zero = acc[0, 0]
-        for c in range(nk):
-            lab = labels[mi, a, c]
-            if lab == SKIP:
-                continue
-            c0 = c * bn
-            C = min(c0 + bn, N) - c0
-            _abt(qs, 0, 0, 0, k, g, c0, 0, s, R, C, D, False, zero)  # S
-            if lab == PARTIAL:
-                _mask_tile(s, mv, mi, r0, R, c0, C, causal, False)
-            _abt(dout, g, r0, 0, v, g, c0, 0, dp, R, C, DV, False, zero)  # dP = dO V^T
-            for i in range(R):
-                li, di = lse[g, r0 + i], delta[g, r0 + i]
-                for j in range(C):
-                    s[i, j] = _exp(s[i, j] - li) * (dp[i, j] - di)  # dS = P (dP - delta)
-            _abt(s3, 0, 0, 0, kt, g, 0, c0, acc, R, D, C, True, zero)  # acc += dS K
-        for i in range(R):
-            for d in range(D):
-                dq[g, r0 + i, d] = acc[i, d] * scale
+            li, di = lse[g, r0 + i], delta[g, r0 + i]
+            for j in range(C):
+                s[i, j] = _exp(s[i, j] - li) * (dp[i, j] - di)  # dS = P (dP - delta)
+        _abt(s3, 0, 0, 0, kt, g, 0, c0, acc, R, D, C, True, zero)  # acc += dS K
+    for i in range(R):
+        for d in range(D):
+            dq[g, r0 + i, d] = acc[i, d] * scale
 
 
-@njit(parallel=True, fastmath=_FM, cache=True)
+@njit(parallel=True, cache=True)
 def _backward_dkdv(
     q, qt, k, v, dout, dot, lse, delta, mv, labels, order, H, Bm, Hm, scale, bm, bn, causal, dk, dv
 ):  # fmt: skip
     """dK, dV per key tile; order holds task ids g * nk + c. Shapes: as `_backward_dq`, plus
     qt (G, D, N) and dot (G, Dv, N) (q and dout transposed) -> dk (G, N, D), dv (G, N, Dv)."""
+    for t in prange(order.shape[0]):
+        _dkdv_task(
+            order[t], q, qt, k, v, dout, dot, lse, delta, mv, labels, H, Bm, Hm, scale, bm, bn,
+            causal, dk, dv,
+        )  # fmt: skip
+
+
+@njit(fastmath=_FM, cache=True)
+def _dkdv_task(
+    task, q, qt, k, v, dout, dot, lse, delta, mv, labels, H, Bm, Hm, scale, bm, bn, causal, dk, dv
+):  # fmt: skip
+    """One key tile of `_backward_dkdv`."""
     N, D = q.shape[1], q.shape[2]
     DV = v.shape[2]
     nq, nk = labels.shape[1], labels.shape[2]
-    for t in prange(order.shape[0]):
-        g, c = order[t] // nk, order[t] % nk
-        mi = _mask_index(g, H, Bm, Hm)
-        c0 = c * bn
-        C = min(c0 + bn, N) - c0
-        st3 = np.empty((1, C, bm), q.dtype)
-        st = st3[0]
-        dpt3 = np.empty((1, C, bm), q.dtype)
-        dpt = dpt3[0]
-        acc_k = np.zeros((C, D), q.dtype)
-        acc_v = np.zeros((C, DV), q.dtype)
-        zero = acc_k[0, 0]
-        for a in range(nq):
-            lab = labels[mi, a, c]
-            if lab == SKIP:
-                continue
-            r0 = a * bm
-            R = min(r0 + bm, N) - r0
-            _abt(k, g, c0, 0, q, g, r0, 0, st, C, R, D, False, zero)  # S^T / scale
-            if lab == PARTIAL:
-                _mask_tile(st, mv, mi, r0, R, c0, C, causal, True)
-            _abt(v, g, c0, 0, dout, g, r0, 0, dpt, C, R, DV, False, zero)  # dP^T = V dO^T
-            for j in range(C):
-                for i in range(R):
-                    p = _exp(st[j, i] * scale - lse[g, r0 + i])
-                    st[j, i] = p
-                    dpt[j, i] = p * (dpt[j, i] - delta[g, r0 + i])  # dS^T
-            _abt(st3, 0, 0, 0, dot, g, 0, r0, acc_v, C, DV, R, True, zero)  # acc_v += P^T dO
-            _abt(dpt3, 0, 0, 0, qt, g, 0, r0, acc_k, C, D, R, True, zero)  # acc_k += dS^T Q
+    g, c = task // nk, task % nk
+    mi = _mask_index(g, H, Bm, Hm)
+    c0 = c * bn
+    C = min(c0 + bn, N) - c0
+    st3 = np.empty((1, C, bm), q.dtype)
+    st = st3[0]
+    dpt3 = np.empty((1, C, bm), q.dtype)
+    dpt = dpt3[0]
+    acc_k = np.zeros((C, D), q.dtype)
+    acc_v = np.zeros((C, DV), q.dtype)
+    zero = acc_k[0, 0]
+    for a in range(nq):
+        lab = labels[mi, a, c]
+        if lab == SKIP:
+            continue
+        r0 = a * bm
+        R = min(r0 + bm, N) - r0
+        _abt(k, g, c0, 0, q, g, r0, 0, st, C, R, D, False, zero)  # S^T / scale
+        if lab == PARTIAL:
+            _mask_tile(st, mv, mi, r0, R, c0, C, causal, True)
+        _abt(v, g, c0, 0, dout, g, r0, 0, dpt, C, R, DV, False, zero)  # dP^T = V dO^T
         for j in range(C):
-            for d in range(D):
-                dk[g, c0 + j, d] = acc_k[j, d] * scale
-            for x in range(DV):
-                dv[g, c0 + j, x] = acc_v[j, x]
+            for i in range(R):
+                p = _exp(st[j, i] * scale - lse[g, r0 + i])
+                st[j, i] = p
+                dpt[j, i] = p * (dpt[j, i] - delta[g, r0 + i])  # dS^T
+        _abt(st3, 0, 0, 0, dot, g, 0, r0, acc_v, C, DV, R, True, zero)  # acc_v += P^T dO
+        _abt(dpt3, 0, 0, 0, qt, g, 0, r0, acc_k, C, D, R, True, zero)  # acc_k += dS^T Q
+    for j in range(C):
+        for d in range(D):
+            dk[g, c0 + j, d] = acc_k[j, d] * scale
+        for x in range(DV):
+            dv[g, c0 + j, x] = acc_v[j, x]
 
 
 # ---------------------------------------------------------------------- torch entry points
