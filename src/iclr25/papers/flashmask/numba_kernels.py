@@ -219,8 +219,9 @@ def _mask_index(g, H, Bm, Hm):
 
 @njit(parallel=True, cache=True)
 def _forward(q, k, vt, mv, labels, order, H, Bm, Hm, scale, bm, bn, causal, out, lse):
-    """Shapes: q, k (G, N, D); vt (G, Dv, N) (v transposed); mv (Gm, 4, N) int32; labels
-    (Gm, nq, nk) int8; order (G * nq,) task ids g * nq + a -> out (G, N, Dv), lse (G, N)."""
+    """Shapes: q, k (G, N, D); vt (G * nk, Dv, bn) (v transposed tile by tile); mv (Gm, 4, N)
+    int32; labels (Gm, nq, nk) int8; order (G * nq,) task ids g * nq + a -> out (G, N, Dv),
+    lse (G, N)."""
     for t in prange(order.shape[0]):
         _forward_task(order[t], q, k, vt, mv, labels, H, Bm, Hm, scale, bm, bn, causal, out, lse)
 
@@ -273,7 +274,7 @@ def _forward_task(task, q, k, vt, mv, labels, H, Bm, Hm, scale, bm, bn, causal, 
                 for x in range(DV):
                     acc[i, x] *= alpha
             m[i] = mx
-        _abt(s3, 0, 0, 0, vt, g, 0, c0, acc, R, DV, C, True, zero)  # acc += P V
+        _abt(s3, 0, 0, 0, vt, g * nk + c, 0, 0, acc, R, DV, C, True, zero)  # acc += P V
     for i in range(R):
         if l_[i] == 0.0:
             for x in range(DV):
@@ -290,8 +291,8 @@ def _forward_task(task, q, k, vt, mv, labels, H, Bm, Hm, scale, bm, bn, causal, 
 def _backward_dq(
     q, k, kt, v, dout, lse, delta, mv, labels, order, H, Bm, Hm, scale, bm, bn, causal, dq
 ):
-    """dQ per query tile. Shapes: as `_forward`, plus kt (G, D, N), v, dout (G, N, Dv), lse,
-    delta (G, N) -> dq (G, N, D)."""
+    """dQ per query tile. Shapes: as `_forward`, plus kt (G * nk, D, bn) (k transposed tile by
+    tile), v, dout (G, N, Dv), lse, delta (G, N) -> dq (G, N, D)."""
     for t in prange(order.shape[0]):
         _dq_task(
             order[t], q, k, kt, v, dout, lse, delta, mv, labels, H, Bm, Hm, scale, bm, bn, causal,
@@ -332,7 +333,7 @@ def _dq_task(task, q, k, kt, v, dout, lse, delta, mv, labels, H, Bm, Hm, scale, 
             li, di = lse[g, r0 + i], delta[g, r0 + i]
             for j in range(C):
                 s[i, j] = _exp(s[i, j] - li) * (dp[i, j] - di)  # dS = P (dP - delta)
-        _abt(s3, 0, 0, 0, kt, g, 0, c0, acc, R, D, C, True, zero)  # acc += dS K
+        _abt(s3, 0, 0, 0, kt, g * nk + c, 0, 0, acc, R, D, C, True, zero)  # acc += dS K
     for i in range(R):
         for d in range(D):
             dq[g, r0 + i, d] = acc[i, d] * scale
@@ -343,7 +344,8 @@ def _backward_dkdv(
     q, qt, k, v, dout, dot, lse, delta, mv, labels, order, H, Bm, Hm, scale, bm, bn, causal, dk, dv
 ):  # fmt: skip
     """dK, dV per key tile; order holds task ids g * nk + c. Shapes: as `_backward_dq`, plus
-    qt (G, D, N) and dot (G, Dv, N) (q and dout transposed) -> dk (G, N, D), dv (G, N, Dv)."""
+    qt (G * nq, D, bm) and dot (G * nq, Dv, bm) (q and dout transposed tile by tile) ->
+    dk (G, N, D), dv (G, N, Dv)."""
     for t in prange(order.shape[0]):
         _dkdv_task(
             order[t], q, qt, k, v, dout, dot, lse, delta, mv, labels, H, Bm, Hm, scale, bm, bn,
@@ -385,8 +387,8 @@ def _dkdv_task(
                 p = _exp(st[j, i] * scale - lse[g, r0 + i])
                 st[j, i] = p
                 dpt[j, i] = p * (dpt[j, i] - delta[g, r0 + i])  # dS^T
-        _abt(st3, 0, 0, 0, dot, g, 0, r0, acc_v, C, DV, R, True, zero)  # acc_v += P^T dO
-        _abt(dpt3, 0, 0, 0, qt, g, 0, r0, acc_k, C, D, R, True, zero)  # acc_k += dS^T Q
+        _abt(st3, 0, 0, 0, dot, g * nq + a, 0, 0, acc_v, C, DV, R, True, zero)  # acc_v += P^T dO
+        _abt(dpt3, 0, 0, 0, qt, g * nq + a, 0, 0, acc_k, C, D, R, True, zero)  # acc_k += dS^T Q
     for j in range(C):
         for d in range(D):
             dk[g, c0 + j, d] = acc_k[j, d] * scale
@@ -415,6 +417,16 @@ def _acc_dtype(dtype: torch.dtype) -> torch.dtype:
 def _flat(t: torch.Tensor, acc: torch.dtype) -> np.ndarray:
     """(B, H, N, X) tensor -> contiguous (B * H, N, X) numpy array of the accumulator dtype."""
     return t.detach().to(acc).contiguous().reshape(-1, *t.shape[2:]).numpy()
+
+
+def _tiles_t(t: torch.Tensor, block: int, acc: torch.dtype) -> np.ndarray:
+    """(B, H, N, X) -> (B * H * ceil(N / block), X, block): each tile transposed and contiguous
+    (zero padded past N). Tile by tile, not one (X, N) transpose: rows N apart would map to the
+    same L1 cache sets when N is a multiple of 1024 and evict each other inside a tile product."""
+    B, H, N, X = t.shape
+    n = -(-N // block)
+    x = torch.nn.functional.pad(t.detach().to(acc), (0, 0, 0, n * block - N))
+    return x.reshape(B * H * n, block, X).transpose(-1, -2).contiguous().numpy()
 
 
 class _Plan:
@@ -454,7 +466,7 @@ def forward(q, k, v, mask, scale: float, block_m: int, block_n: int):
     acc = _acc_dtype(q.dtype)
     plan = _Plan(mask, B, H, block_m, block_n)
     qa, ka = (_flat(t, acc) for t in (q, k))
-    vt = _flat(v.transpose(-1, -2), acc)
+    vt = _tiles_t(v, block_n, acc)
     out = np.empty((B * H, N, v.shape[-1]), qa.dtype)
     lse = np.empty((B * H, N), qa.dtype)
     with _Threads() as threads:
@@ -477,7 +489,8 @@ def backward(q, k, v, out, lse, dout, mask, scale: float, block_m: int, block_n:
     delta = (dout.to(acc) * out.to(acc)).sum(-1).reshape(B * H, N).contiguous().numpy()
     lse_a = lse.to(acc).reshape(B * H, N).contiguous().numpy()
     dq, dk, dv = np.empty_like(qa), np.empty_like(ka), np.empty_like(va)
-    qt, kt, dot = (_flat(t.transpose(-1, -2), acc) for t in (q, k, dout))
+    qt, dot = _tiles_t(q, block_m, acc), _tiles_t(dout, block_m, acc)
+    kt = _tiles_t(k, block_n, acc)
     sc = qa.dtype.type(scale)
     tail = (lse_a, delta, plan.mv, plan.labels)
     with _Threads() as threads:
