@@ -116,23 +116,32 @@ def exp_nonpositive(x):
     return out
 
 
-@njit(fastmath=_FM, cache=True, inline="always")
+@njit(fastmath=_FM, cache=True)
 def _mask_tile(s, mv, mi, r0, R, c0, C, causal, transposed):
-    """Set -inf where the mask hides (row, column); s is (R, C), or (C, R) if transposed."""
+    """Set -inf where the mask hides (row, column); s is (R, C), or (C, R) if transposed.
+
+    Branch-free selects along the contiguous axis of s, so the loops vectorize.
+    """
     ninf = -np.inf
-    for j in range(C):
-        col = c0 + j
-        lts, lte, uts, ute = mv[mi, 0, col], mv[mi, 1, col], mv[mi, 2, col], mv[mi, 3, col]
+    if transposed:
+        for j in range(C):
+            col = c0 + j
+            lts, lte, uts, ute = mv[mi, 0, col], mv[mi, 1, col], mv[mi, 2, col], mv[mi, 3, col]
+            for i in range(R):
+                row = r0 + i
+                hidden = ((row >= lts) & (row < lte)) | ((row >= uts) & (row < ute))
+                hidden |= causal & (row < col)
+                s[j, i] = ninf if hidden else s[j, i]
+    else:
         for i in range(R):
             row = r0 + i
-            hidden = (row >= lts and row < lte) or (row >= uts and row < ute)
-            if causal and row < col:
-                hidden = True
-            if hidden:
-                if transposed:
-                    s[j, i] = ninf
-                else:
-                    s[i, j] = ninf
+            for j in range(C):
+                col = c0 + j
+                hidden = ((row >= mv[mi, 0, col]) & (row < mv[mi, 1, col])) | (
+                    (row >= mv[mi, 2, col]) & (row < mv[mi, 3, col])
+                )
+                hidden |= causal & (row < col)
+                s[i, j] = ninf if hidden else s[i, j]
 
 
 @njit(fastmath=_FM, cache=True)
@@ -467,16 +476,17 @@ def forward(q, k, v, mask, scale: float, block_m: int, block_n: int):
     plan = _Plan(mask, B, H, block_m, block_n)
     qa, ka = (_flat(t, acc) for t in (q, k))
     vt = _tiles_t(v, block_n, acc)
-    out = np.empty((B * H, N, v.shape[-1]), qa.dtype)
-    lse = np.empty((B * H, N), qa.dtype)
+    # outputs allocated by torch (visible to its memory profiler), written in place by numba
+    out_t = torch.empty(B * H, N, v.shape[-1], dtype=acc)
+    lse_t = torch.empty(B * H, N, dtype=acc)
+    out, lse = out_t.numpy(), lse_t.numpy()
     with _Threads() as threads:
         rows, _ = plan.orders(threads)
         _forward(
             qa, ka, vt, plan.mv, plan.labels, rows, H, plan.Bm, plan.Hm, qa.dtype.type(scale),
             block_m, block_n, plan.causal, out, lse,
         )  # fmt: skip
-    out_t = torch.from_numpy(out).reshape(B, H, N, -1).to(q.dtype)
-    return out_t, torch.from_numpy(lse).reshape(B, H, N)
+    return out_t.reshape(B, H, N, -1).to(q.dtype), lse_t.reshape(B, H, N)
 
 
 def backward(q, k, v, out, lse, dout, mask, scale: float, block_m: int, block_n: int):
@@ -488,7 +498,8 @@ def backward(q, k, v, out, lse, dout, mask, scale: float, block_m: int, block_n:
     qa, ka, va, doa = (_flat(t, acc) for t in (q, k, v, dout))
     delta = (dout.to(acc) * out.to(acc)).sum(-1).reshape(B * H, N).contiguous().numpy()
     lse_a = lse.to(acc).reshape(B * H, N).contiguous().numpy()
-    dq, dk, dv = np.empty_like(qa), np.empty_like(ka), np.empty_like(va)
+    grads_t = [torch.empty(t.shape, dtype=acc) for t in (qa, ka, va)]
+    dq, dk, dv = (t.numpy() for t in grads_t)
     qt, dot = _tiles_t(q, block_m, acc), _tiles_t(dout, block_m, acc)
     kt = _tiles_t(k, block_n, acc)
     sc = qa.dtype.type(scale)
@@ -498,6 +509,4 @@ def backward(q, k, v, out, lse, dout, mask, scale: float, block_m: int, block_n:
         opts = (H, plan.Bm, plan.Hm, sc, block_m, block_n, plan.causal)
         _backward_dq(qa, ka, kt, va, doa, *tail, rows, *opts, dq)
         _backward_dkdv(qa, qt, ka, va, doa, dot, *tail, cols, *opts, dk, dv)
-    return tuple(
-        torch.from_numpy(g).reshape(*t.shape).to(t.dtype) for g, t in ((dq, q), (dk, k), (dv, v))
-    )
+    return tuple(g.reshape(*t.shape).to(t.dtype) for g, t in zip(grads_t, (q, k, v)))
