@@ -14,9 +14,12 @@ Three kernels, each parallel (`prange`) over independent tasks, share the tile l
   column of labels; accumulates dK and dV. Two passes (as FlashAttention-2's and the Triton
   kernels) so that no two tasks write the same rows: no atomics, no per-thread copies.
 
-Every tile product is a triple loop whose innermost loop runs over a contiguous axis of length
-block_n, D or Dv with no reduction, so LLVM vectorizes it with fused multiply-adds; the tile
-scratch arrays are allocated once per task, not per tile.
+Every tile product is `_abt` (out = A B^T with both factors read along their contiguous last
+axis): 4 x 4 blocks of outputs stay in registers while LLVM vectorizes the inner loop with fused
+multiply-adds. The operands that a product needs transposed (V, K, Q, dO) are transposed tile by
+tile once per call; the tile scratch arrays are allocated once per task, not per tile. The
+parallel loops' bodies are separate jitted functions (`_forward_task`, ...), so numba's parfor
+passes see only a call.
 
 `_exp` is a branch-free exponential for arguments <= 0 (all that online softmax needs): Cody-Waite
 range reduction x = k ln2 + r with |r| <= ln2 / 2, Cephes' polynomial (float32) or Pade
