@@ -1,11 +1,14 @@
 """CPU forward time and peak memory: FlashMask vs dense-mask SDPA vs compiled FlexAttention.
 
 For N in {1K, 2K, 4K, 8K, 16K} and the masks causal-document (8 documents), shared question,
-sliding window 512 and global + sliding window, all three methods are timed interleaved (one
-call of each per round), with a fixed torch thread count; the median over rounds is reported,
-with the ratios to dense-mask attention and to FlexAttention. Dense-mask attention is not run
-where its boolean mask (N^2 bytes) exceeds --cap-mb. FlexAttention's first call per shape
-compiles (untimed). Peak memory is replayed from torch's profiler allocation events.
+sliding window 512 and global + sliding window, the methods (FlashMask's default CPU backend,
+its numba backend where numba is installed, dense-mask SDPA, FlexAttention) are timed
+interleaved (one call of each per round), with one thread count for torch and numba; the
+median over rounds is reported, with the ratios to dense-mask attention and to FlexAttention.
+Dense-mask attention is not run where its boolean mask (N^2 bytes) exceeds --cap-mb.
+FlexAttention's first call per shape compiles, and numba's first call ever (cached on disk
+after), both untimed. Peak memory is replayed from torch's profiler allocation events (numba's
+scratch arrays are numpy's and do not show there, so the numba backend has no peak column).
 
     iclr25 bench flashmask                 # or: python benchmarks/bench_flashmask.py
     iclr25 bench flashmask --ns 1024,8192 --kinds causal_document --reps 7 --threads 1
@@ -36,6 +39,7 @@ from iclr25.papers.flashmask import (
     to_flex_block_mask,
 )
 from iclr25.papers.flashmask.data import BENCH_KINDS, make_mask, random_qkv
+from iclr25.papers.flashmask.method import numba_available
 
 MB = 2.0**20  # bytes per MiB
 
@@ -49,12 +53,14 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--heads", type=int, default=4)
     p.add_argument("--dim", type=int, default=64)
     p.add_argument("--reps", type=int, default=5, help="timed rounds (median reported)")
-    p.add_argument("--threads", type=int, default=1, help="torch threads (set explicitly)")
+    p.add_argument("--threads", type=int, default=1, help="torch threads (numba follows them)")
     p.add_argument("--cap-mb", type=float, default=128.0, help="largest dense mask built (MiB)")
     p.add_argument("--no-flex", action="store_true", help="leave FlexAttention out")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=str(OUT), help="JSON file to write ('' for none)")
-    p.add_argument("--smoke", action="store_true", help="tiniest size (for the test suite)")
+    p.add_argument(
+        "--smoke", action="store_true", help="tiniest size, no Flex or numba (for the test suite)"
+    )
     args = p.parse_args(argv)
     load_before = load_average()
     if args.smoke:
@@ -73,6 +79,8 @@ def main(argv: list[str] | None = None) -> dict:
             mask = make_mask(kind, n, np.random.default_rng(args.seed))
             qkv = (q, k, v)
             fns = {"flashmask": lambda m=mask, t=qkv: flashmask_attention(*t, m)}
+            if numba_available() and not args.smoke:  # threads follow torch's; compiles once
+                fns["numba"] = lambda m=mask, t=qkv: flashmask_attention(*t, m, backend="numba")
             if n * n / MB <= args.cap_mb:
                 allowed = mask.to_dense()
                 fns["dense"] = lambda a=allowed, t=qkv: dense_mask_attention(*t, a)
@@ -87,7 +95,7 @@ def main(argv: list[str] | None = None) -> dict:
                 "mask_kib": round(mask.nbytes / 1024, 1),
                 "dense_mask_kib": n * n // 1024,
             }
-            for name in ("flashmask", "dense", "flex"):
+            for name in ("flashmask", "numba", "dense", "flex"):
                 row[f"{name}_ms"] = round(ms[name], 2) if name in ms else None
             for name in ("flashmask", "dense"):
                 row[f"{name}_peak_mib"] = (
@@ -98,6 +106,12 @@ def main(argv: list[str] | None = None) -> dict:
             )
             row["flashmask_over_flex"] = (
                 round(ms["flashmask"] / ms["flex"], 3) if "flex" in ms else None
+            )
+            row["dense_over_numba"] = (
+                round(ms["dense"] / ms["numba"], 3) if {"dense", "numba"} <= ms.keys() else None
+            )
+            row["numba_over_flex"] = (
+                round(ms["numba"] / ms["flex"], 3) if {"flex", "numba"} <= ms.keys() else None
             )
             rows.append(row)
     return bench_result(

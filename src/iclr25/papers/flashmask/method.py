@@ -16,6 +16,12 @@ Backends (same classifier, same results up to rounding):
   tiles into one padded batch and runs batched matmuls over them (one exact softmax per query
   tile, since all its active keys are in the batch). Work and memory scale with the active
   tiles; memory stays bounded by `chunk_bytes`.
+- `"numba"`: the fused CPU path in `numba_kernels.py` (needs numba, the `kernels` extra): one
+  parallel task per (batch x head, query tile) runs the FA2 online softmax over that tile's
+  non-skipped key tiles only, with the element mask applied in partial tiles and a
+  vectorized polynomial exp; backward in two passes (dQ per query tile, dK/dV per key tile).
+  Its threads follow `torch.get_num_threads()`. The kernels compile on first use (tens of
+  seconds per float type) and are cached on disk by numba.
 - `"triton"`: the FA2-style Triton kernel in `kernels.py` (GPU; on CPU only in Triton's
   interpreter, for tests at small N).
 - `"auto"`: triton on CUDA tensors, gather otherwise.
@@ -26,6 +32,7 @@ output (B, H, N, Dv).
 
 from __future__ import annotations
 
+import importlib.util
 import math
 from collections.abc import Iterator
 
@@ -35,7 +42,7 @@ from torch import Tensor
 from iclr25.core.checks import check_choice, check_float, check_int
 from iclr25.papers.flashmask.mask import FULL, PARTIAL, SKIP, MaskSpec
 
-BACKENDS = ("auto", "gather", "loop", "triton")
+BACKENDS = ("auto", "gather", "loop", "numba", "triton")
 _FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 NEG_INF = float("-inf")
 
@@ -79,6 +86,10 @@ def flashmask_attention(
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else check_float("scale", scale)
     if backend == "auto":
         backend = "triton" if q.is_cuda else "gather"
+    if backend == "numba":
+        if q.device.type != "cpu":
+            raise ValueError(f"backend='numba' runs on CPU tensors only; q is on {q.device}")
+        _numba()  # a clear ImportError now if numba is missing
     mask = mask if mask.device == q.device else mask.to(q.device)
     opts = (scale, block_m, block_n, backend, chunk_bytes)
     return _FlashMaskFunction.apply(q, k, v, mask, opts)
@@ -129,6 +140,8 @@ class _FlashMaskFunction(torch.autograd.Function):
             from iclr25.papers.flashmask import kernels
 
             out, lse = kernels.forward(q, k, v, mask, scale, block_m, block_n)
+        elif backend == "numba":
+            out, lse = _numba().forward(q, k, v, mask, scale, block_m, block_n)
         else:
             out, lse = _grouped_forward(q, k, v, mask, opts)
         ctx.save_for_backward(q, k, v, out, lse)
@@ -146,9 +159,30 @@ class _FlashMaskFunction(torch.autograd.Function):
             dq, dk, dv = kernels.backward(
                 q, k, v, out, lse, dout, ctx.mask, scale, block_m, block_n
             )
+        elif backend == "numba":
+            dq, dk, dv = _numba().backward(
+                q, k, v, out, lse, dout, ctx.mask, scale, block_m, block_n
+            )
         else:
             dq, dk, dv = _grouped_backward(q, k, v, out, lse, dout, ctx.mask, ctx.opts)
         return dq, dk, dv, None, None
+
+
+def numba_available() -> bool:
+    """Whether numba is installed (the `numba` backend needs it)."""
+    return importlib.util.find_spec("numba") is not None
+
+
+def _numba():
+    """The numba kernels module (imported lazily: numba is an optional dependency)."""
+    if not numba_available():
+        raise ImportError(
+            "backend='numba' needs numba: pip install 'iclr25[kernels]' (or choose backend="
+            "'gather')"
+        )
+    from iclr25.papers.flashmask import numba_kernels
+
+    return numba_kernels
 
 
 # ---------------------------------------------------------------------- groups of heads
