@@ -188,8 +188,7 @@ def test_tuning_widens_an_edge_for_every_method_until_the_optimum_is_inside(monk
 def test_tuned_points_are_the_committed_grid_choices():
     rows = json.loads(TUNING_FILE.read_text())["rows"]
     choice = tuning.chosen(rows)
-    # Small Hanabi is not tuned yet (issue 18): it keeps the earlier shared setting
-    assert set(choice) == set(TUNED) - {"icp.hanabi_small"}
+    assert set(choice) == set(TUNED)
     for exp in choice:
         assert choice[exp] == TUNED[exp], exp
 

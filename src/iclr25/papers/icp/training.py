@@ -38,7 +38,11 @@ class MethodTuning:
 
 
 TUNED: dict[str, dict[str, MethodTuning]] = {
-    "icp.hanabi_small": {m: MethodTuning(lr=1e-3, gamma=0.9) for m in TEAM_METHODS},
+    "icp.hanabi_small": {
+        "vdn": MethodTuning(lr=3e-3, gamma=0.9, target_every=100),
+        "icp_rm": MethodTuning(lr=3e-3, gamma=0.9, target_every=25),
+        "icp_dm": MethodTuning(lr=1e-2, gamma=0.9, target_every=400),
+    },
     "icp.revealing_goals": {
         "vdn": MethodTuning(lr=1e-3, gamma=0.999, target_every=25),
         "icp_rm": MethodTuning(lr=1e-3, gamma=0.99, target_every=25),
@@ -48,8 +52,7 @@ TUNED: dict[str, dict[str, MethodTuning]] = {
 """Experiment -> method -> the hyperparameters chosen on the tuning seeds (the highest-scoring
 point of `tuning.GRID` and its widening rounds per method in
 `benchmarks/results/icp_tuning.json`; a test checks that they agree). The presets of both
-experiments use them. Small Hanabi is not tuned yet: its methods keep the earlier shared
-setting (Adam 1e-3, discount 0.9, no target network)."""
+experiments use them."""
 
 
 @configclass
