@@ -160,7 +160,7 @@ def test_tuning_chooses_the_highest_mean_score_per_method(monkeypatch):
 def test_tuning_widens_an_edge_for_every_method_until_the_optimum_is_inside(monkeypatch):
     def fake_scores(exp, method, point, seeds, jobs, preset):
         # vdn peaks at lr 1e-2 (beyond the grid's edge 3e-3), icp_rm at 1e-3 (inside); both
-        # prefer a later target sync (400 is the ladder's end) and gamma 0.99
+        # prefer a later target sync (1600 is the ladder's end) and gamma 0.99
         peak = {"vdn": 1e-2, "icp_rm": 1e-3}[method]
         bonus = point["target_every"] / 1000 + (point["gamma"] == 0.99)
         return [-abs(math.log10(point["lr"] / peak)) + bonus for _ in seeds]
@@ -172,8 +172,8 @@ def test_tuning_widens_an_edge_for_every_method_until_the_optimum_is_inside(monk
     per_method = {m: [r for r in rows if r["method"] == m] for m in ("vdn", "icp_rm")}
     assert len(per_method["vdn"]) == len(per_method["icp_rm"])  # equal grids
     assert tuning.chosen(rows)["icp.revealing_goals"] == {
-        "vdn": MethodTuning(lr=1e-2, gamma=0.99, target_every=400),
-        "icp_rm": MethodTuning(lr=1e-3, gamma=0.99, target_every=400),
+        "vdn": MethodTuning(lr=1e-2, gamma=0.99, target_every=1600),
+        "icp_rm": MethodTuning(lr=1e-3, gamma=0.99, target_every=1600),
     }
     widened = [(r["round"], r["setting"]) for r in per_method["icp_rm"] if r["round"]]
     assert widened == [
@@ -181,7 +181,8 @@ def test_tuning_widens_an_edge_for_every_method_until_the_optimum_is_inside(monk
         (1, "lr=0.001, gamma=0.999, target_every=25"),  # 0.99 was an edge of {0.9, 0.99}
         (1, "lr=0.001, gamma=0.99, target_every=100"),
         (2, "lr=0.03, gamma=0.99, target_every=100"),  # vdn's 1e-2 is again an edge
-        (2, "lr=0.001, gamma=0.99, target_every=400"),  # then 400, the ladder's end: stop
+        (2, "lr=0.001, gamma=0.99, target_every=400"),  # then 400
+        (3, "lr=0.001, gamma=0.99, target_every=1600"),  # then 1600, the ladder's end: stop
     ]
 
 
