@@ -102,7 +102,7 @@ def team_training_rows(args: argparse.Namespace) -> list[dict]:
             with torch_seed(0):
                 net = game.network(spec, mode, train.hidden)
                 table = game.network(spec, "explicit", train.hidden).requires_grad_(False)
-            phi = InformationMap(spec.scouting_actions[:4]) if mode.startswith("icp") else None
+            phi = InformationMap(game.channels(spec)[:4]) if mode.startswith("icp") else None
             teams[mode] = HanabiTeam(spec, mode, net, phi, table if mode == "icp_dm" else None)
 
         used: dict[str, int] = {}  # steps of the last run (a batch of games may overshoot)
