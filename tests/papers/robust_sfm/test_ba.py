@@ -14,7 +14,8 @@ from iclr25.papers.robust_sfm import (
 )
 
 
-def _perturb(scene, rng, rot=0.01, trans=0.05, pts=0.05):
+def perturb(scene, rng, rot=0.01, trans=0.05, pts=0.05):
+    """Ground-truth poses and points with Gaussian noise (rotation vector, translation, points)."""
     m = scene.num_cameras
     R = Rotation.from_rotvec(rng.normal(0, rot, (m, 3))).as_matrix() @ scene.R
     t = scene.t + rng.normal(0, trans, (m, 3))
@@ -28,7 +29,7 @@ def _median_rot(res, scene):
 
 def test_scipy_ba_recovers_noiseless_gt(clean_scene, seed):
     s = clean_scene
-    R0, t0, X0 = _perturb(s, np.random.default_rng(seed))
+    R0, t0, X0 = perturb(s, np.random.default_rng(seed))
     assert _median_rot(type("r", (), {"R": R0, "t": t0}), s) > 0.1
     res = bundle_adjust_scipy(s.Ks, R0, t0, X0, s.cam, s.track, s.uv, loss="linear")
     assert res.cost < 1e-8 * res.initial_cost
@@ -40,7 +41,7 @@ def test_scipy_ba_recovers_noiseless_gt(clean_scene, seed):
 def test_pycolmap_and_scipy_agree_on_a_noiseless_scene(clean_scene, seed):
     pytest.importorskip("pycolmap")
     s = clean_scene
-    R0, t0, X0 = _perturb(s, np.random.default_rng(seed))
+    R0, t0, X0 = perturb(s, np.random.default_rng(seed))
     kw = dict(loss="cauchy", scale_px=2.0)
     a = bundle_adjust_pycolmap(s.Ks, R0, t0, X0, s.cam, s.track, s.uv, **kw)
     b = bundle_adjust_scipy(s.Ks, R0, t0, X0, s.cam, s.track, s.uv, **kw)
@@ -62,7 +63,7 @@ def test_pycolmap_cauchy_beats_linear_with_30pc_uniform_outliers(seed):
     pytest.importorskip("pycolmap")
     rng = np.random.default_rng(seed)
     s = make_scene(rng, num_cameras=10, num_points=150, outlier_rate=0.3, outlier_mix=(1, 0, 0))
-    R0, t0, X0 = _perturb(s, rng, rot=0.02, trans=0.1, pts=0.1)
+    R0, t0, X0 = perturb(s, rng, rot=0.02, trans=0.1, pts=0.1)
     robust = bundle_adjust(s.Ks, R0, t0, X0, s.cam, s.track, s.uv, loss="cauchy", scale_px=2.0)
     plain = bundle_adjust(s.Ks, R0, t0, X0, s.cam, s.track, s.uv, loss="linear")
     assert _median_rot(robust, s) < 0.5  # sigma = 1 px: tenths of a degree at most
@@ -73,7 +74,7 @@ def test_scipy_cauchy_beats_linear_with_30pc_uniform_outliers(seed):
     rng = np.random.default_rng(seed)
     s = make_scene(rng, num_cameras=6, num_points=60, outlier_rate=0.3, outlier_mix=(1, 0, 0),
                    dropout=0.0)  # fmt: skip
-    R0, t0, X0 = _perturb(s, rng, rot=0.005, trans=0.02, pts=0.02)
+    R0, t0, X0 = perturb(s, rng, rot=0.005, trans=0.02, pts=0.02)
     robust = bundle_adjust_scipy(s.Ks, R0, t0, X0, s.cam, s.track, s.uv, scale_px=2.0)
     plain = bundle_adjust_scipy(s.Ks, R0, t0, X0, s.cam, s.track, s.uv, loss="linear")
     assert _median_rot(robust, s) < 0.5 * _median_rot(plain, s)

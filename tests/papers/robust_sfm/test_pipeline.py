@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 import torch
-from scipy.spatial.transform import Rotation
 
 from iclr25.papers.robust_sfm import (
     PipelineSettings,
@@ -17,13 +16,7 @@ from iclr25.papers.robust_sfm import (
     reconstruct,
 )
 
-
-def _perturbed_gt(scene, rng, rot=0.05, trans=0.2, pts=0.2):
-    m = scene.num_cameras
-    R = Rotation.from_rotvec(rng.normal(0, rot, (m, 3))).as_matrix() @ scene.R
-    t = scene.t + rng.normal(0, trans, (m, 3))
-    X = scene.X + rng.normal(0, pts, scene.X.shape)
-    return R, t, X
+from .test_ba import perturb
 
 
 def _net(seed, **kw):
@@ -39,7 +32,7 @@ def test_oracle_mask_and_ba_recover_gt(outlier_scene, seed, solver, start):
         pytest.importorskip("pycolmap")
     s = outlier_scene
     rng = np.random.default_rng(seed)
-    init = _perturbed_gt(s, rng, rot=start[0], trans=start[1], pts=start[1])
+    init = perturb(s, rng, rot=start[0], trans=start[1], pts=start[1])
     r = reconstruct(
         None, s, PipelineSettings(ba_solver=solver, ba_scale_px=2.0),
         oracle_inliers=~s.is_outlier, initial=init,
