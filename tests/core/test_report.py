@@ -80,6 +80,27 @@ def test_quick_vs_full_lists_the_claims_whose_expectations_differ_with_both_reas
     assert "`mgda.other`: none (its 2 claims expect the same verdict at both)." in md
 
 
+def test_quick_vs_full_shows_cpu_specific_expectations_after_the_plain_one():
+    exp = registry.get_experiment("mgda.toy")
+    claims = (
+        _claim(  # equal on CPUs in general, differs on avx512
+            "on_avx512",
+            {
+                "quick": ("inconclusive", "one seed rises by 0.025"),
+                "quick@avx512": ("reproduced", "rounding"),
+                "full": ("inconclusive", "wide"),
+            },
+        ),
+        _claim("same", {"quick": "reproduced", "full": "reproduced"}),
+    )
+    md = quick_vs_full_markdown([dataclasses.replace(exp, claims=claims)])
+    assert "`mgda.toy`: 1 of 2 claims." in md
+    assert (
+        "| `on_avx512` | ❔ inconclusive; on avx512: ✅ reproduced | one seed rises by 0.025"
+        "; on avx512: rounding | ❔ inconclusive | wide |"
+    ) in md
+
+
 def test_quick_vs_full_block_is_idempotent_and_checked(tmp_path):
     docs = tmp_path / "docs"
     (docs / "papers").mkdir(parents=True)

@@ -202,11 +202,30 @@ def test_expectations_are_normalised():
     assert not two.allows("quick", "reproduced")
 
 
+def test_cpu_specific_expectations_override_the_plain_one_on_that_cpu():
+    c = _claim(
+        expect={
+            "quick": ("inconclusive", "one seed's rise is 0.025 on AVX2"),
+            "quick@avx512": "reproduced",
+            "full": "reproduced",
+        }
+    )
+    assert c.expected("quick", "AVX512") == (("reproduced",), "")
+    assert c.allows("quick", "reproduced", "avx512") and not c.allows("quick", "reproduced")
+    assert c.allows("quick", "inconclusive", "avx2") and c.allows("quick", "inconclusive", None)
+    assert c.expected("full", "avx512") == (("reproduced",), "")
+    assert c.cpu_specific("quick") == {"avx512": (("reproduced",), "")}
+    assert c.cpu_specific("full") == {}
+
+
 @pytest.mark.parametrize(
     ("kw", "match"),
     [
         ({"expect": {"quick": "contradicted"}}, "needs a reason"),
         ({"expect": {"medium": "reproduced"}}, "unknown preset"),
+        ({"expect": {"medium@avx2": "reproduced"}}, "unknown preset"),
+        ({"expect": {"quick@avx2": "reproduced"}}, "beside the plain"),
+        ({"expect": {"quick": "reproduced", "quick@AVX2": "reproduced"}}, "lower case"),
         ({"expect": {"quick": ("maybe", "why")}}, "not one of"),
         ({"expect": {"quick": (VERDICTS, "anything")}}, "one of two"),
         ({"expect": {"quick": (("inconclusive", "inconclusive"), "x")}}, "one of two"),

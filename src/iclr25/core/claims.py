@@ -17,7 +17,10 @@ contradicted otherwise), and it is shown without an interval.
 
 Each claim carries the verdict expected at each preset, with its reason (`expect`), next to the
 claim: a contract test runs every quick preset and asserts the verdicts equal the expectations,
-and the docs and the HTML report print the reasons from there.
+and the docs and the HTML report print the reasons from there. Where a verdict depends on the
+CPU (a wall-clock race whose winner changes with the vector width, or float rounding that flips
+a discrete metric), a key `"<preset>@<cpu>"` (the CPU capability torch reports, lower case, e.g.
+`"quick@avx512"`) holds the expectation on such machines; the plain key holds it elsewhere.
 
 The paper's own number (`paper_value`, free text) is shown beside ours; at laptop scale the verdict
 judges the direction and rough size of an effect, not the paper's absolute number.
@@ -26,6 +29,7 @@ judges the direction and rough size of an effect, not the paper's absolute numbe
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -35,6 +39,7 @@ from iclr25.core.stats import Interval, mean_ci, paired_difference_ci
 Verdict = Literal["reproduced", "inconclusive", "contradicted"]
 VERDICTS: tuple[Verdict, ...] = ("reproduced", "inconclusive", "contradicted")
 EXPECT_PRESETS = ("smoke", "quick", "full")
+_CPU = re.compile(r"[a-z0-9_]+")
 
 
 @dataclass(frozen=True)
@@ -63,8 +68,10 @@ class Claim:
             A bare verdict is allowed for "reproduced"; any other verdict needs a reason. A claim
             on a wall-clock metric may expect one of two verdicts where the machine's noise
             decides between them (`(("contradicted", "inconclusive"), "why")`; the contract
-            test allows this for volatile metrics only). Stored as
-            `{preset: ((verdict, ...), reason)}`.
+            test allows this for volatile metrics only). A key `"<preset>@<cpu>"` (e.g.
+            `"quick@avx512"`, torch's CPU capability in lower case) overrides the plain key on
+            that kind of CPU; the plain key must be there too. Stored as
+            `{key: ((verdict, ...), reason)}`.
     """
 
     id: str
@@ -98,8 +105,14 @@ class Claim:
         for preset, value in dict(self.expect).items():
             verdicts, reason = (value, "") if isinstance(value, str) else tuple(value)
             verdicts = (verdicts,) if isinstance(verdicts, str) else tuple(verdicts)
-            if preset not in EXPECT_PRESETS:
+            base, _, cpu = preset.partition("@")
+            if base not in EXPECT_PRESETS:
                 raise ValueError(f"claim {self.id}: expect has unknown preset {preset!r}")
+            if "@" in preset and not (_CPU.fullmatch(cpu) and base in self.expect):
+                raise ValueError(
+                    f"claim {self.id}: {preset!r}: a CPU-specific expectation is "
+                    "'<preset>@<cpu>' (lower case) beside the plain preset's"
+                )
             if not verdicts or any(v not in VERDICTS for v in verdicts):
                 raise ValueError(
                     f"claim {self.id}: expected verdict {verdicts!r} is not one of "
@@ -112,13 +125,24 @@ class Claim:
             expect[preset] = (verdicts, " ".join(reason.split()))
         object.__setattr__(self, "expect", expect)
 
-    def expected(self, preset: str) -> tuple[tuple[Verdict, ...], str] | None:
-        """`((verdict, ...), reason)` expected at `preset`, or None when none is declared."""
+    def expected(
+        self, preset: str, cpu: str | None = None
+    ) -> tuple[tuple[Verdict, ...], str] | None:
+        """`((verdict, ...), reason)` expected at `preset` on a `cpu` (torch's CPU capability,
+        any case; None: no particular CPU), or None when none is declared."""
+        if cpu and (exp := self.expect.get(f"{preset}@{cpu.lower()}")) is not None:
+            return exp
         return self.expect.get(preset)
 
-    def allows(self, preset: str, verdict: str) -> bool | None:
-        """Whether `verdict` is as expected at `preset` (None: no expectation declared)."""
-        exp = self.expect.get(preset)
+    def cpu_specific(self, preset: str) -> dict[str, tuple[tuple[Verdict, ...], str]]:
+        """`{cpu: expectation}` of the CPU-specific keys of `preset`."""
+        return {
+            k.partition("@")[2]: v for k, v in self.expect.items() if k.startswith(f"{preset}@")
+        }
+
+    def allows(self, preset: str, verdict: str, cpu: str | None = None) -> bool | None:
+        """Whether `verdict` is as expected at `preset` on a `cpu` (None: none declared)."""
+        exp = self.expected(preset, cpu)
         return None if exp is None else verdict in exp[0]
 
     @property

@@ -35,6 +35,15 @@ def _git_state() -> dict[str, Any]:
     return {"git_sha": sha, "git_dirty": bool(dirty)}
 
 
+def cpu_capability() -> str:
+    """The widest vector instruction set torch's CPU kernels use here, lower case ("avx2",
+    "avx512", "default", ...): float rounding, and which of two kernels is faster, can
+    depend on it (`Claim.expect` keys like "quick@avx512")."""
+    import torch
+
+    return torch.backends.cpu.get_cpu_capability().lower()
+
+
 def envinfo() -> dict[str, Any]:
     """Versions, CPU and thread settings, host and git state."""
     import numpy
@@ -50,6 +59,7 @@ def envinfo() -> dict[str, Any]:
         "machine": platform.machine(),
         "host": platform.node(),
         "cpu_count": os.cpu_count(),
+        "cpu_capability": cpu_capability(),
         "torch": torch.__version__,
         "torch_threads": torch.get_num_threads(),
         "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),

@@ -73,6 +73,13 @@ class RunGroup:
             rows.append((k, m.direction if m else "", mean_ci(values[k])))
         return rows
 
+    @property
+    def cpu(self) -> str | None:
+        """The CPU capability the seeds ran on (`envinfo.cpu_capability`), or None when it
+        was not recorded or differs between seeds."""
+        cpus = {r.env.get("cpu_capability") for r in self.results}
+        return cpus.pop() if len(cpus) == 1 else None
+
     def runtime(self) -> float:
         """Total seconds of `run()` over seeds."""
         return sum(r.runtime_s for r in self.results)
@@ -120,14 +127,16 @@ def _fmt_n(v: ClaimResult) -> str:
     return "1 (deterministic)" if v.claim.deterministic else str(v.effect.n)
 
 
-def why(v: ClaimResult, preset: str) -> str:
-    """The claim's expected-verdict reason at `preset`, flagged when the verdict differs."""
-    exp = v.claim.expected(preset)
+def why(v: ClaimResult, preset: str, cpu: str | None = None) -> str:
+    """The claim's expected-verdict reason at `preset` on a `cpu`, flagged when the verdict
+    differs."""
+    exp = v.claim.expected(preset, cpu)
     if exp is None:
         return ""
     verdicts, reason = exp
     if v.verdict not in verdicts:
-        return f"NOT AS EXPECTED: expected {' or '.join(verdicts)} at {preset}" + (
+        on = f" on {cpu}" if cpu and cpu in v.claim.cpu_specific(preset) else ""
+        return f"NOT AS EXPECTED: expected {' or '.join(verdicts)} at {preset}{on}" + (
             f": {reason}" if reason else ""
         )
     return reason
@@ -143,7 +152,7 @@ def claims_markdown(group: RunGroup) -> str:
         lines.append(
             f"| **{v.claim.id}**: {v.claim.statement} | {v.claim.paper_value or '—'} | "
             f"{_fmt_effect(v)} | {_fmt_diff(v)} | {_fmt_n(v)} | {VERDICT_MARK[v.verdict]}: "
-            f"{v.reason} | {why(v, group.variant) or '—'} |"
+            f"{v.reason} | {why(v, group.variant, group.cpu) or '—'} |"
         )
     return "\n".join(lines)
 
@@ -219,18 +228,33 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def _fmt_expected(exp: tuple[tuple[str, ...], str] | None) -> tuple[str, str]:
-    """`(verdict, reason)` cells of one expectation; a missing one reads "not declared"."""
+def _fmt_expected(claim: Claim, preset: str) -> tuple[str, str]:
+    """`(verdict, reason)` cells of one claim's expectation at `preset`, each CPU-specific one
+    after the plain one ("on avx512: ..."); a missing one reads "not declared"."""
+    exp = claim.expected(preset)
     if exp is None:
         return "not declared", "—"
-    verdicts, reason = exp
-    return " or ".join(VERDICT_MARK[v] for v in verdicts), _cell(reason) or "—"
+    cells = [(None, exp), *claim.cpu_specific(preset).items()]
+    verdict = "; ".join(
+        (f"on {cpu}: " if cpu else "") + " or ".join(VERDICT_MARK[v] for v in verdicts)
+        for cpu, (verdicts, _) in cells
+    )
+    reason = "; ".join(
+        (f"on {cpu}: " if cpu else "") + (reason.rstrip(".") or "—") for cpu, (_, reason) in cells
+    )
+    return verdict, _cell(reason)
 
 
-def _verdicts(claim: Claim, preset: str) -> frozenset[str]:
-    """The verdicts `claim` expects at `preset` (empty when none is declared)."""
-    exp = claim.expected(preset)
+def _verdicts(claim: Claim, preset: str, cpu: str | None = None) -> frozenset[str]:
+    """The verdicts `claim` expects at `preset` on a `cpu` (empty when none is declared)."""
+    exp = claim.expected(preset, cpu)
     return frozenset(exp[0]) if exp else frozenset()
+
+
+def _quick_differs(claim: Claim) -> bool:
+    """Whether the quick and full expectations differ on some CPU (or on CPUs in general)."""
+    cpus = {None, *claim.cpu_specific("quick"), *claim.cpu_specific("full")}
+    return any(_verdicts(claim, "quick", c) != _verdicts(claim, "full", c) for c in cpus)
 
 
 def quick_vs_full_markdown(experiments: Sequence[Experiment]) -> str:
@@ -249,7 +273,7 @@ def quick_vs_full_markdown(experiments: Sequence[Experiment]) -> str:
         "",
     ]
     for exp in experiments:
-        differ = [c for c in exp.claims if _verdicts(c, "quick") != _verdicts(c, "full")]
+        differ = [c for c in exp.claims if _quick_differs(c)]
         if not differ:
             n = len(exp.claims)
             why = (
@@ -268,8 +292,8 @@ def quick_vs_full_markdown(experiments: Sequence[Experiment]) -> str:
             "|---|---|---|---|---|",
         ]
         for c in differ:
-            quick, quick_why = _fmt_expected(c.expected("quick"))
-            full, full_why = _fmt_expected(c.expected("full"))
+            quick, quick_why = _fmt_expected(c, "quick")
+            full, full_why = _fmt_expected(c, "full")
             parts.append(f"| `{c.id}` | {quick} | {quick_why} | {full} | {full_why} |")
         parts.append("")
     return "\n".join(parts)
@@ -493,8 +517,8 @@ def _badge(verdict: str) -> str:
     return f"<span class='badge {_e(verdict)}'>{_e(verdict)}</span>"
 
 
-def _why_html(v: ClaimResult, preset: str) -> str:
-    text = why(v, preset)
+def _why_html(v: ClaimResult, preset: str, cpu: str | None) -> str:
+    text = why(v, preset, cpu)
     if text.startswith("NOT AS EXPECTED"):
         return f"<span class='flag'>{_e(text)}</span>"
     return _e(text)
@@ -519,7 +543,7 @@ def _claims_html(
             f"<td>{_e(v.claim.paper_value or '—')}</td><td>{_e(_fmt_effect(v))}</td>"
             f"<td>{_e(_fmt_diff(v))}</td><td>{_e(_fmt_n(v))}</td>"
             f"<td>{_badge(v.verdict)}<br><span class='meta'>{_e(v.reason)}</span></td>"
-            f"<td>{_why_html(v, group.variant)}</td>"
+            f"<td>{_why_html(v, group.variant, group.cpu)}</td>"
         )
         if show_pub:
             pv = pub_verdicts.get(v.claim.id)
@@ -701,7 +725,7 @@ def verdict_table(groups: Sequence[RunGroup]) -> list[tuple[str, str, str, str, 
     rows = []
     for g in groups:
         for v in g.verdicts():
-            expected = v.claim.expected(g.variant)
+            expected = v.claim.expected(g.variant, g.cpu)
             flag = (
                 f" (expected {' or '.join(expected[0])})"
                 if expected and v.verdict not in expected[0]
