@@ -18,10 +18,11 @@ Backends (same classifier, same results up to rounding):
   tiles; memory stays bounded by `chunk_bytes`.
 - `"numba"`: the fused CPU path in `numba_kernels.py` (needs numba, the `kernels` extra): one
   parallel task per (batch x head, query tile) runs the FA2 online softmax over that tile's
-  non-skipped key tiles only, with the element mask applied in partial tiles and a
-  vectorized polynomial exp; backward in two passes (dQ per query tile, dK/dV per key tile).
-  Its threads follow `torch.get_num_threads()`. The kernels compile on first use (tens of
-  seconds per float type) and are cached on disk by numba.
+  non-skipped key tiles only, tile products by BLAS (one thread per task), the element mask
+  applied in partial tiles and a vectorized polynomial exp; backward in two passes (dQ per
+  query tile, dK/dV per key tile). Its threads follow `torch.get_num_threads()`. The kernels
+  compile on first use (about 5 s forward, 6 s backward per float type) and are cached on disk
+  by numba.
 - `"triton"`: the FA2-style Triton kernel in `kernels.py` (GPU; on CPU only in Triton's
   interpreter, for tests at small N).
 - `"auto"`: triton on CUDA tensors, gather otherwise.

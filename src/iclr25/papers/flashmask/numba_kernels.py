@@ -14,12 +14,14 @@ Three kernels, each parallel (`prange`) over independent tasks, share the tile l
   column of labels; accumulates dK and dV. Two passes (as FlashAttention-2's and the Triton
   kernels) so that no two tasks write the same rows: no atomics, no per-thread copies.
 
-Every tile product is `_abt` (out = A B^T with both factors read along their contiguous last
-axis): 4 x 4 blocks of outputs stay in registers while LLVM vectorizes the inner loop with fused
-multiply-adds. The operands that a product needs transposed (V, K, Q, dO) are transposed tile by
-tile once per call; the tile scratch arrays are allocated once per task, not per tile. The
-parallel loops' bodies are separate jitted functions (`_forward_task`, ...), so numba's parfor
-passes see only a call.
+Every tile product is a BLAS matrix product (`np.dot` into a scratch array, which numba
+compiles to a call of scipy's sgemm/dgemm): the inputs are cut once per call into contiguous,
+zero-padded row tiles and transposed tiles (`_tiles`), so each product reads two contiguous
+operands and writes the task's scratch tile; the tile scratch arrays are allocated once per task,
+not per tile. BLAS runs on one thread inside the call (`_Threads`); the parallelism is numba's,
+over tasks. A hand-written register-blocked product here was 2-3x slower than sgemm on a
+128 x 64 x 128 tile. The parallel loops' bodies are separate jitted functions
+(`_forward_task`, ...), so numba's parfor passes see only a call.
 
 `_exp` is a branch-free exponential for arguments <= 0 (all that online softmax needs): Cody-Waite
 range reduction x = k ln2 + r with |r| <= ln2 / 2, Cephes' polynomial (float32) or Pade
@@ -151,82 +153,6 @@ def _mask_tile(s, mv, mi, r0, R, c0, C, causal, transposed):
                 s[i, j] = ninf if hidden else s[i, j]
 
 
-@njit(fastmath=_FM, cache=True)
-def _abt(a, ga, ra, ta, b, gb, rb, tb, out, R, C, T, accumulate, z):
-    """out[i, j] (+)= sum_t a[ga, ra + i, ta + t] * b[gb, rb + j, tb + t], i < R, j < C, t < T.
-
-    Both factors are read along their contiguous last axis; 4 x 4 blocks of outputs are kept in
-    scalar accumulators (registers) while the t loop runs, which LLVM vectorizes. `z` is 0 in
-    the output's float type (a literal 0.0 is float64 to numba and would widen the sums).
-    """
-    R4, C4 = R - R % 4, C - C % 4
-    for i in range(0, R4, 4):
-        for j in range(0, C4, 4):
-            s00 = s01 = s02 = s03 = s10 = s11 = s12 = s13 = z
-            s20 = s21 = s22 = s23 = s30 = s31 = s32 = s33 = z
-            for t in range(T):
-                a0, a1 = a[ga, ra + i, ta + t], a[ga, ra + i + 1, ta + t]
-                a2, a3 = a[ga, ra + i + 2, ta + t], a[ga, ra + i + 3, ta + t]
-                b0, b1 = b[gb, rb + j, tb + t], b[gb, rb + j + 1, tb + t]
-                b2, b3 = b[gb, rb + j + 2, tb + t], b[gb, rb + j + 3, tb + t]
-                s00 += a0 * b0
-                s01 += a0 * b1
-                s02 += a0 * b2
-                s03 += a0 * b3
-                s10 += a1 * b0
-                s11 += a1 * b1
-                s12 += a1 * b2
-                s13 += a1 * b3
-                s20 += a2 * b0
-                s21 += a2 * b1
-                s22 += a2 * b2
-                s23 += a2 * b3
-                s30 += a3 * b0
-                s31 += a3 * b1
-                s32 += a3 * b2
-                s33 += a3 * b3
-            if not accumulate:
-                for x in range(4):
-                    for y in range(4):
-                        out[i + x, j + y] = z
-            out[i, j] += s00
-            out[i, j + 1] += s01
-            out[i, j + 2] += s02
-            out[i, j + 3] += s03
-            out[i + 1, j] += s10
-            out[i + 1, j + 1] += s11
-            out[i + 1, j + 2] += s12
-            out[i + 1, j + 3] += s13
-            out[i + 2, j] += s20
-            out[i + 2, j + 1] += s21
-            out[i + 2, j + 2] += s22
-            out[i + 2, j + 3] += s23
-            out[i + 3, j] += s30
-            out[i + 3, j + 1] += s31
-            out[i + 3, j + 2] += s32
-            out[i + 3, j + 3] += s33
-        for j in range(C4, C):  # the columns past the last full block of 4
-            s0 = s1 = s2 = s3 = z
-            for t in range(T):
-                bj = b[gb, rb + j, tb + t]
-                s0 += a[ga, ra + i, ta + t] * bj
-                s1 += a[ga, ra + i + 1, ta + t] * bj
-                s2 += a[ga, ra + i + 2, ta + t] * bj
-                s3 += a[ga, ra + i + 3, ta + t] * bj
-            if not accumulate:
-                out[i, j] = out[i + 1, j] = out[i + 2, j] = out[i + 3, j] = z
-            out[i, j] += s0
-            out[i + 1, j] += s1
-            out[i + 2, j] += s2
-            out[i + 3, j] += s3
-    for i in range(R4, R):  # the rows past the last full block of 4
-        for j in range(C):
-            s0 = z
-            for t in range(T):
-                s0 += a[ga, ra + i, ta + t] * b[gb, rb + j, tb + t]
-            out[i, j] = out[i, j] + s0 if accumulate else s0
-
-
 @njit(cache=True, inline="always")
 def _mask_index(g, H, Bm, Hm):
     b, h = g // H, g % H
@@ -234,33 +160,31 @@ def _mask_index(g, H, Bm, Hm):
 
 
 @njit(parallel=True, cache=True)
-def _forward(q, k, vt, mv, labels, order, H, Bm, Hm, scale, bm, bn, causal, out, lse):
-    """Shapes: q, k (G, N, D); vt (G * nk, Dv, bn) (v transposed tile by tile); mv (Gm, 4, N)
-    int32; labels (Gm, nq, nk) int8; order (G * nq,) task ids g * nq + a -> out (G, N, Dv),
-    lse (G, N)."""
+def _forward(qb, kt, vb, mv, labels, order, H, Bm, Hm, scale, N, causal, out, lse):
+    """Shapes: qb (G * nq, bm, D), vb (G * nk, bn, Dv) row tiles; kt (G * nk, D, bn) transposed
+    tiles; mv (Gm, 4, N) int32; labels (Gm, nq, nk) int8; order (G * nq,) task ids
+    g * nq + a -> out (G, N, Dv), lse (G, N)."""
     for t in prange(order.shape[0]):
-        _forward_task(order[t], q, k, vt, mv, labels, H, Bm, Hm, scale, bm, bn, causal, out, lse)
+        _forward_task(order[t], qb, kt, vb, mv, labels, H, Bm, Hm, scale, N, causal, out, lse)
 
 
 @njit(fastmath=_FM, cache=True)
-def _forward_task(task, q, k, vt, mv, labels, H, Bm, Hm, scale, bm, bn, causal, out, lse):
+def _forward_task(task, qb, kt, vb, mv, labels, H, Bm, Hm, scale, N, causal, out, lse):
     """One query tile of `_forward` (the parallel loop's body, compiled once on its own)."""
-    N, D = q.shape[1], q.shape[2]
-    DV = vt.shape[1]
+    bm = qb.shape[1]
+    bn, DV = vb.shape[1], vb.shape[2]
     nq, nk = labels.shape[1], labels.shape[2]
     g, a = task // nq, task % nq
     mi = _mask_index(g, H, Bm, Hm)
     r0 = a * bm
     R = min(r0 + bm, N) - r0
-    qs = np.empty((1, R, D), q.dtype)
-    for i in range(R):
-        for d in range(D):
-            qs[0, i, d] = q[g, r0 + i, d] * scale
-    s3 = np.empty((1, R, bn), q.dtype)
-    s = s3[0]
-    m = np.full(R, -np.inf, q.dtype)
-    l_ = np.zeros(R, q.dtype)
-    acc = np.zeros((R, DV), q.dtype)
+    qs = qb[task] * scale  # rows past N are zero
+    s = np.zeros((bm, bn), qs.dtype)
+    pv = np.empty((bm, DV), qs.dtype)
+    m = np.full(bm, -np.inf, qs.dtype)
+    l_ = np.zeros(bm, qs.dtype)
+    alpha = np.ones(bm, qs.dtype)
+    acc = np.zeros((bm, DV), qs.dtype)
     zero = l_[0]  # 0 in the input's float type
     for c in range(nk):
         lab = labels[mi, a, c]
@@ -268,7 +192,7 @@ def _forward_task(task, q, k, vt, mv, labels, H, Bm, Hm, scale, bm, bn, causal, 
             continue
         c0 = c * bn
         C = min(c0 + bn, N) - c0
-        _abt(qs, 0, 0, 0, k, g, c0, 0, s, R, C, D, False, zero)  # S = (scale Q) K^T
+        np.dot(qs, kt[g * nk + c], s)  # S = (scale Q) K^T
         if lab == PARTIAL:
             _mask_tile(s, mv, mi, r0, R, c0, C, causal, False)
         for i in range(R):
@@ -276,21 +200,24 @@ def _forward_task(task, q, k, vt, mv, labels, H, Bm, Hm, scale, bm, bn, causal, 
             for j in range(C):
                 mx = max(mx, s[i, j])
             if mx == -np.inf:  # nothing visible in this row yet
-                for j in range(C):
+                for j in range(bn):
                     s[i, j] = zero
                 continue
-            alpha = _exp(m[i] - mx)
+            alpha[i] = _exp(m[i] - mx)
             tot = zero
             for j in range(C):
                 p = _exp(s[i, j] - mx)
                 s[i, j] = p
                 tot += p
-            l_[i] = l_[i] * alpha + tot
-            if alpha != 1.0:
-                for x in range(DV):
-                    acc[i, x] *= alpha
+            for j in range(C, bn):  # the zero-padded keys past N
+                s[i, j] = zero
+            l_[i] = l_[i] * alpha[i] + tot
             m[i] = mx
-        _abt(s3, 0, 0, 0, vt, g * nk + c, 0, 0, acc, R, DV, C, True, zero)  # acc += P V
+        np.dot(s, vb[g * nk + c], pv)  # P V
+        for i in range(R):
+            for x in range(DV):
+                acc[i, x] = acc[i, x] * alpha[i] + pv[i, x]
+            alpha[i] = 1.0
     for i in range(R):
         if l_[i] == 0.0:
             for x in range(DV):
@@ -310,35 +237,32 @@ def _forward_task(task, q, k, vt, mv, labels, H, Bm, Hm, scale, bm, bn, causal, 
 # atomics or per-thread copies. The same tiles are skipped and the gradients are the same.
 @njit(parallel=True, cache=True)
 def _backward_dq(
-    q, k, kt, v, dout, lse, delta, mv, labels, order, H, Bm, Hm, scale, bm, bn, causal, dq
-):
-    """dQ per query tile. Shapes: as `_forward`, plus kt (G * nk, D, bn) (k transposed tile by
-    tile), v, dout (G, N, Dv), lse, delta (G, N) -> dq (G, N, D)."""
+    qb, kb, kt, vt, dob, lse, delta, mv, labels, order, H, Bm, Hm, scale, N, causal, dq
+):  # fmt: skip
+    """dQ per query tile. Shapes: as `_forward`, plus kb (G * nk, bn, D) row tiles, vt
+    (G * nk, Dv, bn) transposed tiles, dob (G * nq, bm, Dv) row tiles of dO, lse, delta (G, N)
+    -> dq (G, N, D)."""
     for t in prange(order.shape[0]):
         _dq_task(
-            order[t], q, k, kt, v, dout, lse, delta, mv, labels, H, Bm, Hm, scale, bm, bn, causal,
-            dq,
-        )  # fmt: skip
+            order[t], qb, kb, kt, vt, dob, lse, delta, mv, labels, H, Bm, Hm, scale, N, causal, dq
+        )
 
 
 @njit(fastmath=_FM, cache=True)
-def _dq_task(task, q, k, kt, v, dout, lse, delta, mv, labels, H, Bm, Hm, scale, bm, bn, causal, dq):
+def _dq_task(task, qb, kb, kt, vt, dob, lse, delta, mv, labels, H, Bm, Hm, scale, N, causal, dq):
     """One query tile of `_backward_dq`."""
-    N, D = q.shape[1], q.shape[2]
-    DV = v.shape[2]
+    bm, D = qb.shape[1], qb.shape[2]
+    bn = kb.shape[1]
     nq, nk = labels.shape[1], labels.shape[2]
     g, a = task // nq, task % nq
     mi = _mask_index(g, H, Bm, Hm)
     r0 = a * bm
     R = min(r0 + bm, N) - r0
-    qs = np.empty((1, R, D), q.dtype)
-    for i in range(R):
-        for d in range(D):
-            qs[0, i, d] = q[g, r0 + i, d] * scale
-    s3 = np.empty((1, R, bn), q.dtype)
-    s = s3[0]
-    dp = np.empty((R, bn), q.dtype)
-    acc = np.zeros((R, D), q.dtype)
+    qs = qb[task] * scale
+    s = np.empty((bm, bn), qs.dtype)
+    dp = np.empty((bm, bn), qs.dtype)
+    ds_k = np.empty((bm, D), qs.dtype)
+    acc = np.zeros((bm, D), qs.dtype)
     zero = acc[0, 0]
     for c in range(nk):
         lab = labels[mi, a, c]
@@ -346,15 +270,24 @@ def _dq_task(task, q, k, kt, v, dout, lse, delta, mv, labels, H, Bm, Hm, scale, 
             continue
         c0 = c * bn
         C = min(c0 + bn, N) - c0
-        _abt(qs, 0, 0, 0, k, g, c0, 0, s, R, C, D, False, zero)  # S
+        np.dot(qs, kt[g * nk + c], s)  # S
         if lab == PARTIAL:
             _mask_tile(s, mv, mi, r0, R, c0, C, causal, False)
-        _abt(dout, g, r0, 0, v, g, c0, 0, dp, R, C, DV, False, zero)  # dP = dO V^T
-        for i in range(R):
+        np.dot(dob[task], vt[g * nk + c], dp)  # dP = dO V^T
+        for i in range(bm):
+            if i >= R:  # the zero-padded queries past N
+                for j in range(bn):
+                    s[i, j] = zero
+                continue
             li, di = lse[g, r0 + i], delta[g, r0 + i]
             for j in range(C):
                 s[i, j] = _exp(s[i, j] - li) * (dp[i, j] - di)  # dS = P (dP - delta)
-        _abt(s3, 0, 0, 0, kt, g * nk + c, 0, 0, acc, R, D, C, True, zero)  # acc += dS K
+            for j in range(C, bn):
+                s[i, j] = zero
+        np.dot(s, kb[g * nk + c], ds_k)  # dS K
+        for i in range(R):
+            for d in range(D):
+                acc[i, d] += ds_k[i, d]
     for i in range(R):
         for d in range(D):
             dq[g, r0 + i, d] = acc[i, d] * scale
@@ -362,36 +295,36 @@ def _dq_task(task, q, k, kt, v, dout, lse, delta, mv, labels, H, Bm, Hm, scale, 
 
 @njit(parallel=True, cache=True)
 def _backward_dkdv(
-    q, qt, k, v, dout, dot, lse, delta, mv, labels, order, H, Bm, Hm, scale, bm, bn, causal, dk, dv
+    qb, qt, kb, vb, dob, dot, lse, delta, mv, labels, order, H, Bm, Hm, scale, N, causal, dk, dv
 ):  # fmt: skip
     """dK, dV per key tile; order holds task ids g * nk + c. Shapes: as `_backward_dq`, plus
-    qt (G * nq, D, bm) and dot (G * nq, Dv, bm) (q and dout transposed tile by tile) ->
-    dk (G, N, D), dv (G, N, Dv)."""
+    qt (G * nq, D, bm) and dot (G * nq, Dv, bm) (q and dO transposed tile by tile), vb
+    (G * nk, bn, Dv) -> dk (G, N, D), dv (G, N, Dv)."""
     for t in prange(order.shape[0]):
         _dkdv_task(
-            order[t], q, qt, k, v, dout, dot, lse, delta, mv, labels, H, Bm, Hm, scale, bm, bn,
+            order[t], qb, qt, kb, vb, dob, dot, lse, delta, mv, labels, H, Bm, Hm, scale, N,
             causal, dk, dv,
         )  # fmt: skip
 
 
 @njit(fastmath=_FM, cache=True)
 def _dkdv_task(
-    task, q, qt, k, v, dout, dot, lse, delta, mv, labels, H, Bm, Hm, scale, bm, bn, causal, dk, dv
+    task, qb, qt, kb, vb, dob, dot, lse, delta, mv, labels, H, Bm, Hm, scale, N, causal, dk, dv
 ):  # fmt: skip
     """One key tile of `_backward_dkdv`."""
-    N, D = q.shape[1], q.shape[2]
-    DV = v.shape[2]
+    bm, D = qb.shape[1], qb.shape[2]
+    bn, DV = vb.shape[1], vb.shape[2]
     nq, nk = labels.shape[1], labels.shape[2]
     g, c = task // nk, task % nk
     mi = _mask_index(g, H, Bm, Hm)
     c0 = c * bn
     C = min(c0 + bn, N) - c0
-    st3 = np.empty((1, C, bm), q.dtype)
-    st = st3[0]
-    dpt3 = np.empty((1, C, bm), q.dtype)
-    dpt = dpt3[0]
-    acc_k = np.zeros((C, D), q.dtype)
-    acc_v = np.zeros((C, DV), q.dtype)
+    st = np.empty((bn, bm), qb.dtype)
+    dpt = np.empty((bn, bm), qb.dtype)
+    tmp_k = np.empty((bn, D), qb.dtype)
+    tmp_v = np.empty((bn, DV), qb.dtype)
+    acc_k = np.zeros((bn, D), qb.dtype)
+    acc_v = np.zeros((bn, DV), qb.dtype)
     zero = acc_k[0, 0]
     for a in range(nq):
         lab = labels[mi, a, c]
@@ -399,17 +332,24 @@ def _dkdv_task(
             continue
         r0 = a * bm
         R = min(r0 + bm, N) - r0
-        _abt(k, g, c0, 0, q, g, r0, 0, st, C, R, D, False, zero)  # S^T / scale
+        np.dot(kb[task], qt[g * nq + a], st)  # S^T / scale
         if lab == PARTIAL:
             _mask_tile(st, mv, mi, r0, R, c0, C, causal, True)
-        _abt(v, g, c0, 0, dout, g, r0, 0, dpt, C, R, DV, False, zero)  # dP^T = V dO^T
+        np.dot(vb[task], dot[g * nq + a], dpt)  # dP^T = V dO^T
         for j in range(C):
             for i in range(R):
                 p = _exp(st[j, i] * scale - lse[g, r0 + i])
                 st[j, i] = p
                 dpt[j, i] = p * (dpt[j, i] - delta[g, r0 + i])  # dS^T
-        _abt(st3, 0, 0, 0, dot, g * nq + a, 0, 0, acc_v, C, DV, R, True, zero)  # acc_v += P^T dO
-        _abt(dpt3, 0, 0, 0, qt, g * nq + a, 0, 0, acc_k, C, D, R, True, zero)  # acc_k += dS^T Q
+            for i in range(R, bm):  # the zero-padded queries past N
+                st[j, i] = dpt[j, i] = zero
+        np.dot(st, dob[g * nq + a], tmp_v)  # P^T dO
+        np.dot(dpt, qb[g * nq + a], tmp_k)  # dS^T Q
+        for j in range(C):
+            for x in range(DV):
+                acc_v[j, x] += tmp_v[j, x]
+            for d in range(D):
+                acc_k[j, d] += tmp_k[j, d]
     for j in range(C):
         for d in range(D):
             dk[g, c0 + j, d] = acc_k[j, d] * scale
@@ -440,14 +380,16 @@ def _flat(t: torch.Tensor, acc: torch.dtype) -> np.ndarray:
     return t.detach().to(acc).contiguous().reshape(-1, *t.shape[2:]).numpy()
 
 
-def _tiles_t(t: torch.Tensor, block: int, acc: torch.dtype) -> np.ndarray:
-    """(B, H, N, X) -> (B * H * ceil(N / block), X, block): each tile transposed and contiguous
-    (zero padded past N). Tile by tile, not one (X, N) transpose: rows N apart would map to the
-    same L1 cache sets when N is a multiple of 1024 and evict each other inside a tile product."""
+def _tiles(t: torch.Tensor, block: int, acc: torch.dtype, transpose: bool = False) -> np.ndarray:
+    """(B, H, N, X) -> (B * H * ceil(N / block), block, X) contiguous row tiles, zero padded past
+    N; with `transpose`, each tile transposed: (..., X, block). Tile by tile, not one (X, N)
+    transpose: rows N apart would map to the same L1 cache sets when N is a multiple of 1024 and
+    evict each other inside a tile product."""
     B, H, N, X = t.shape
     n = -(-N // block)
     x = torch.nn.functional.pad(t.detach().to(acc), (0, 0, 0, n * block - N))
-    return x.reshape(B * H * n, block, X).transpose(-1, -2).contiguous().numpy()
+    x = x.reshape(B * H * n, block, X)
+    return (x.transpose(-1, -2) if transpose else x).contiguous().numpy()
 
 
 class _Plan:
@@ -468,9 +410,19 @@ class _Plan:
 
 
 class _Threads:
-    """numba's thread count set to torch's for the duration of a call (one knob for both)."""
+    """numba's thread count set to torch's for the duration of a call (one knob for both), and
+    the BLAS that numba's `np.dot` calls (scipy's) held to one thread: each numba thread runs its
+    own tile products, and a BLAS that also spawned threads would oversubscribe the cores."""
+
+    _blas = None  # threadpoolctl's handle on the loaded BLAS libraries (found on first use)
 
     def __enter__(self) -> int:
+        if _Threads._blas is None:
+            import scipy.linalg.cython_blas  # noqa: F401  (the BLAS numba's np.dot calls)
+            from threadpoolctl import ThreadpoolController
+
+            _Threads._blas = ThreadpoolController().select(user_api="blas")
+        self.limit = _Threads._blas.limit(limits=1)
         self.before = numba.get_num_threads()
         n = max(1, min(torch.get_num_threads(), numba.config.NUMBA_NUM_THREADS))
         numba.set_num_threads(n)
@@ -478,6 +430,7 @@ class _Threads:
 
     def __exit__(self, *exc) -> None:
         numba.set_num_threads(self.before)
+        self.limit.restore_original_limits()
 
 
 def forward(q, k, v, mask, scale: float, block_m: int, block_n: int):
@@ -486,8 +439,8 @@ def forward(q, k, v, mask, scale: float, block_m: int, block_n: int):
     B, H, N, _ = q.shape
     acc = _acc_dtype(q.dtype)
     plan = _Plan(mask, B, H, block_m, block_n)
-    qa, ka = (_flat(t, acc) for t in (q, k))
-    vt = _tiles_t(v, block_n, acc)
+    qb, vb = _tiles(q, block_m, acc), _tiles(v, block_n, acc)
+    kt = _tiles(k, block_n, acc, transpose=True)
     # outputs allocated by torch (visible to its memory profiler), written in place by numba
     out_t = torch.empty(B * H, N, v.shape[-1], dtype=acc)
     lse_t = torch.empty(B * H, N, dtype=acc)
@@ -495,8 +448,8 @@ def forward(q, k, v, mask, scale: float, block_m: int, block_n: int):
     with _Threads() as threads:
         rows, _ = plan.orders(threads)
         _forward(
-            qa, ka, vt, plan.mv, plan.labels, rows, H, plan.Bm, plan.Hm, qa.dtype.type(scale),
-            block_m, block_n, plan.causal, out, lse,
+            qb, kt, vb, plan.mv, plan.labels, rows, H, plan.Bm, plan.Hm, qb.dtype.type(scale), N,
+            plan.causal, out, lse,
         )  # fmt: skip
     return out_t.reshape(B, H, N, -1).to(q.dtype), lse_t.reshape(B, H, N)
 
@@ -507,18 +460,19 @@ def backward(q, k, v, out, lse, dout, mask, scale: float, block_m: int, block_n:
     B, H, N, _ = q.shape
     acc = _acc_dtype(q.dtype)
     plan = _Plan(mask, B, H, block_m, block_n)
-    qa, ka, va, doa = (_flat(t, acc) for t in (q, k, v, dout))
     delta = (dout.to(acc) * out.to(acc)).sum(-1).reshape(B * H, N).contiguous().numpy()
     lse_a = lse.to(acc).reshape(B * H, N).contiguous().numpy()
-    grads_t = [torch.empty(t.shape, dtype=acc) for t in (qa, ka, va)]
+    grads_t = [torch.empty(B * H, N, t.shape[-1], dtype=acc) for t in (q, k, v)]
     dq, dk, dv = (t.numpy() for t in grads_t)
-    qt, dot = _tiles_t(q, block_m, acc), _tiles_t(dout, block_m, acc)
-    kt = _tiles_t(k, block_n, acc)
-    sc = qa.dtype.type(scale)
+    qb, qt = _tiles(q, block_m, acc), _tiles(q, block_m, acc, transpose=True)
+    dob, dot = _tiles(dout, block_m, acc), _tiles(dout, block_m, acc, transpose=True)
+    kb, kt = _tiles(k, block_n, acc), _tiles(k, block_n, acc, transpose=True)
+    vb, vt = _tiles(v, block_n, acc), _tiles(v, block_n, acc, transpose=True)
+    sc = qb.dtype.type(scale)
     tail = (lse_a, delta, plan.mv, plan.labels)
     with _Threads() as threads:
         rows, cols = plan.orders(threads)
-        opts = (H, plan.Bm, plan.Hm, sc, block_m, block_n, plan.causal)
-        _backward_dq(qa, ka, kt, va, doa, *tail, rows, *opts, dq)
-        _backward_dkdv(qa, qt, ka, va, doa, dot, *tail, cols, *opts, dk, dv)
+        opts = (H, plan.Bm, plan.Hm, sc, N, plan.causal)
+        _backward_dq(qb, kb, kt, vt, dob, *tail, rows, *opts, dq)
+        _backward_dkdv(qb, qt, kb, vb, dob, dot, *tail, cols, *opts, dk, dv)
     return tuple(g.reshape(*t.shape).to(t.dtype) for g, t in zip(grads_t, (q, k, v)))

@@ -41,7 +41,8 @@ def speed_figures(results: Sequence[Any], out_dir: Path) -> list[Path]:
         ("peak_mb", "peak memory of one forward (MiB)", "memory"),
     ):
         fig, ax = plt.subplots(figsize=(6, 3.8))
-        for method, style in (("flashmask", "-o"), ("dense", "--s"), ("flex", ":^")):
+        styles = (("flashmask", "-o"), ("gather", "-.x"), ("numba", "-.x"))
+        for method, style in (*styles, ("dense", "--s"), ("flex", ":^")):
             for i, (kind, pts) in enumerate(sorted(_series(results, method, what).items())):
                 ns = sorted(pts)
                 ax.loglog(ns, [pts[n] for n in ns], style, color=f"C{i}", label=f"{method} {kind}")
@@ -49,15 +50,27 @@ def speed_figures(results: Sequence[Any], out_dir: Path) -> list[Path]:
         ax.set_ylabel(label)
         ax.legend(fontsize=6, ncol=2)
         paths.append(save(fig, figure_path(out_dir, "flashmask.speed", name)))
+    # time against active tiles, every timed method on one plot (colour: method, marker: mask)
     frac = _series(results, "flashmask", "active_frac")
-    ms = _series(results, "flashmask", "ms")
-    fig, ax = plt.subplots(figsize=(5, 3.4))
-    for i, kind in enumerate(sorted(ms)):
-        ns = sorted(n for n in ms[kind] if n in frac.get(kind, {}))
-        tiles = [frac[kind][n] * n * n for n in ns]
-        ax.loglog(tiles, [ms[kind][n] for n in ns], "o", color=f"C{i}", label=kind)
+    backend = results[0].config.get("backend", "gather")
+    other = "gather" if backend == "numba" else "numba"
+    names = {"flashmask": f"FlashMask ({backend})", other: f"FlashMask ({other})"}
+    names |= {"dense": "dense-mask SDPA", "flex": "FlexAttention (compiled)"}
+    markers = dict(zip(sorted(frac), "osD^v<>"))
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for c, (method, name) in enumerate(names.items()):
+        ms = _series(results, method, "ms")
+        for kind in sorted(ms):
+            ns = sorted(n for n in ms[kind] if n in frac.get(kind, {}))
+            tiles = [frac[kind][n] * n * n for n in ns]
+            ax.loglog(tiles, [ms[kind][n] for n in ns], markers.get(kind, "o"), color=f"C{c}",
+                      alpha=0.8)  # fmt: skip
+        if ms:
+            ax.plot([], [], "o", color=f"C{c}", label=name)
+    for kind, mk in markers.items():
+        ax.plot([], [], mk, color="0.5", label=kind)
     ax.set_xlabel("active tile area (active fraction x N^2)")
-    ax.set_ylabel("FlashMask forward ms")
-    ax.legend(fontsize=7)
+    ax.set_ylabel("forward ms (median over seeds)")
+    ax.legend(fontsize=6, ncol=2)
     paths.append(save(fig, figure_path(out_dir, "flashmask.speed", "active_tiles")))
     return paths

@@ -1,12 +1,14 @@
-"""`flashmask.speed`: wall time and peak memory of FlashMask (the gather CPU path) against
-dense-mask `scaled_dot_product_attention` over sequence lengths and four masks (causal-document,
-shared question, sliding window, global + sliding window), FlexAttention (compiled) at the claim
-point, and FlashMask alone at a length where the dense mask no longer fits the memory cap."""
+"""`flashmask.speed`: wall time and peak memory of FlashMask (the fused numba CPU kernel; the
+gather backend timed beside it) against dense-mask `scaled_dot_product_attention` over sequence
+lengths and four masks (causal-document, shared question, sliding window, global + sliding
+window), FlexAttention (compiled) at the claim point (at every point in the full preset), and
+FlashMask alone at a length where the dense mask no longer fits the memory cap. Every call is
+made once untimed first, so numba's and Flex's compilation stay outside the timings."""
 
 from __future__ import annotations
 
 import math
-from typing import Annotated
+from typing import Annotated, Literal
 
 import numpy as np
 
@@ -57,6 +59,12 @@ class SpeedConfig:
     """Global tokens of the global + sliding-window mask."""
     block: Positive = 128
     """Tile size of FlashMask (query and key) and FlexAttention's block size."""
+    backend: Literal["numba", "gather"] = "numba"
+    """FlashMask's CPU backend whose times the claims judge (`flashmask/*`)."""
+    compare_backends: bool = True
+    """Also time the other CPU backend at every point (`gather/*` or `numba/*`)."""
+    flex_sweep: bool = False
+    """Time compiled FlexAttention at every sweep point, not only at the claim point."""
     reps: Positive = 3
     """Timed rounds per point (the median is reported)."""
     claim_n: Positive = 8192
@@ -88,7 +96,10 @@ class SpeedConfig:
 
 
 PRESETS = {
+    # smoke: the gather backend (numba's first compilation alone takes seconds)
     "smoke": SpeedConfig(
+        backend="gather",
+        compare_backends=False,
         ns=(128,),
         reps=1,
         claim_n=256,
@@ -97,8 +108,9 @@ PRESETS = {
         cap_n=512,
         slope_min_n=128,
     ),
-    "quick": SpeedConfig(ns=(1024, 2048), reps=3, slope_min_n=1024),
-    "full": SpeedConfig(),
+    # quick: the gather backend is not timed (its 16K cap point alone took ~17 s of the budget)
+    "quick": SpeedConfig(ns=(1024, 2048), reps=3, slope_min_n=1024, compare_backends=False),
+    "full": SpeedConfig(flex_sweep=True),
 }
 
 CLAIMS = (
@@ -114,14 +126,12 @@ CLAIMS = (
         "training); kernel speedup grows with sparsity",
         expect={
             "quick": (
-                ("contradicted", "inconclusive"),
-                "Either verdict, by timing noise. Same point and masks as full seeds 0-2. Not "
-                "stable between runs: on a quiet "
-                "machine those 3 seeds give 4.77x, 4.51x, 4.47x, whose 95% t interval (t = 4.30 "
-                "with 3 seeds) ends at -0.02, right at 0, so timing noise makes it "
-                "inconclusive about half the time; on the loaded shared machine the speedup "
-                "drops to 3.7-4.2x: three quick runs gave contradicted, contradicted, "
-                "inconclusive (the last with a wide interval, [-2.38, 0.04]).",
+                ("reproduced", "inconclusive"),
+                "Either verdict, by machine load. Measured with the numba backend on an AMD "
+                "EPYC with AVX-512 (torch's CPU capability AVX512), same point and masks as "
+                "full seeds 0-2: 7.8x (seeds one at a time, load 1.3), 7.5x and 7.7x (two at a "
+                "time), each interval above 5 (e.g. [5.6, 9.8]); the older gather backend "
+                "gave 4.5-4.8x here. A loaded machine widens the interval.",
             ),
             "full": (
                 ("inconclusive", "contradicted"),
@@ -148,21 +158,12 @@ CLAIMS = (
         expect={
             "quick": (
                 ("reproduced", "inconclusive"),
-                "Either verdict, by machine load; measured on this task's current machines (AMD "
-                "EPYC with AVX2 and no AVX-512, torch's CPU capability AVX2), where FlashMask "
-                "beats compiled Flex at this point: time ratio 0.76 idle (load 0.03; 3 seeds, "
-                "interval of the difference [-0.29, -0.18]) and about 0.62 with a test run "
-                "beside it ([-0.39, -0.37]). The ratio depends on the CPU (on AVX-512, below).",
-            ),
-            "quick@avx512": (
-                ("contradicted", "inconclusive"),
-                "Either verdict, by machine load; on CPUs with AVX-512 (torch's CPU capability "
-                "AVX512) compiled Flex is faster at this point: time ratio 1.30 on an idle "
-                "machine (3 seeds, interval of the difference [0.21, 0.39]), 1.36 inside a "
-                "fresh-clone `make test` ([0.32, 0.40]), 1.40-1.50 in quiet runs on the "
-                "machine the full preset ran on, 1.07-1.42 (inconclusive) there at load 15-25. "
-                "Which part moves (Flex's generated C++ kernel is vectorised for the CPU's "
-                "widest instruction set, our gather path mostly calls ATen) is not verified.",
+                "Either verdict, by machine load. Measured with the numba backend (BLAS tile "
+                "products) on an AMD EPYC with AVX-512 (torch's CPU capability AVX512): time "
+                "ratio 0.82, 0.87 and 0.84 in three quick runs (one or two seeds at a time, "
+                "load 1-1.7; intervals up to [0.69, 0.98]). The older gather backend was "
+                "faster than Flex on AVX2 machines (0.76) but slower on this one (1.30-1.50), "
+                "so a CPU without AVX-512 is not measured for the numba backend.",
             ),
             "full": (
                 ("inconclusive", "contradicted"),
@@ -192,11 +193,10 @@ CLAIMS = (
             "quick": (
                 ("inconclusive", "reproduced"),
                 "Either verdict, by timing noise. At quick the fit also uses N = 1K, where "
-                "fixed costs weigh more (slope "
-                "0.63-0.89 per seed), and with 3 seeds the 95% t interval (t = 4.30) spans "
-                "about ±0.3, so it crosses the ±0.25 margin. Not stable: one of three quick "
-                "runs on the loaded shared machine had 3 close slopes and came out reproduced "
-                "([-0.21, -0.07]).",
+                "fixed costs weigh more. Numba backend, AVX-512 machine: slopes 0.89, 0.94, "
+                "0.91 with the seeds run one at a time (reproduced), 0.65, 0.73, 0.90 and "
+                "0.66, 0.68, 0.94 two at a time (inconclusive: with 3 seeds the 95% t "
+                "interval, t = 4.30, spans about ±0.35 and crosses the ±0.25 margin).",
             ),
             "full": (
                 ("reproduced", "inconclusive"),
@@ -230,7 +230,9 @@ METRICS = (
     Metric(
         "*/peak_mb_*",
         "lower",
-        "peak MiB of torch CPU memory allocated during one forward (output included)",
+        "peak MiB of torch CPU memory allocated during one forward (output included; the "
+        "numba backend's per-task scratch tiles, about 5 tiles per thread, are numba's "
+        "allocations and not counted)",
     ),
     Metric("flashmask/peak_mb_at_cap", "lower", "FlashMask's peak MiB at the cap length"),
     Metric("dense/mask_mb_at_cap", "none", "MiB the dense mask would need at the cap length"),
@@ -247,18 +249,26 @@ METRICS = (
         volatile=True,
     ),
     Metric(
-        "flashmask/time_vs_active_tiles_slope",
+        "*/time_vs_active_tiles_slope",
         "none",
-        "slope of log FlashMask time against log active tiles (1 = proportional)",
+        "slope of log time against log active tiles (1 = proportional); `flashmask` is the "
+        "configured backend, `gather`/`numba` the other one",
         volatile=True,
     ),
     Metric(
-        "flashmask/time_vs_active_tiles_r",
+        "*/time_vs_active_tiles_r",
         "higher",
         "correlation of log time with log active tiles",
         volatile=True,
     ),
 )
+
+
+TIMED = ("flashmask", "gather", "numba", "dense", "flex")  # every timed method's metric prefix
+
+
+def _other(backend: str) -> str:
+    return "gather" if backend == "numba" else "numba"
 
 
 def _point(cfg, ctx, kind, n, with_flex=False):
@@ -278,18 +288,23 @@ def _point(cfg, ctx, kind, n, with_flex=False):
         f"flashmask/mask_mb_{tag}": mask.nbytes / MB,
         f"dense/mask_mb_{tag}": n * n / MB,
     }
-    fns = {
-        "flashmask": lambda: flashmask_attention(
-            q, k, v, mask, block_m=cfg.block, block_n=cfg.block
+
+    def fm(backend):
+        return lambda: flashmask_attention(
+            q, k, v, mask, block_m=cfg.block, block_n=cfg.block, backend=backend
         )
-    }
+
+    fns = {"flashmask": fm(cfg.backend)}
+    if cfg.compare_backends:
+        fns[_other(cfg.backend)] = fm(_other(cfg.backend))
     dense_fits = n * n / MB <= cfg.cap_mb
     if dense_fits:
         allowed = mask.to_dense()
         fns["dense"] = lambda: dense_mask_attention(q, k, v, allowed)
-    if with_flex:
+    if with_flex or cfg.flex_sweep:
         bm = to_flex_block_mask(mask, cfg.block)
         fns["flex"] = lambda: flex_attention(q, k, v, bm, compiled=cfg.flex_compiled)
+    # the untimed first round compiles numba's kernels and Flex's for this shape
     ms = {k: 1e3 * t for k, t in interleaved_medians(fns, cfg.reps).items()}
     for name, t in ms.items():
         out[f"{name}/ms_{tag}"] = t
@@ -297,7 +312,7 @@ def _point(cfg, ctx, kind, n, with_flex=False):
     if dense_fits:
         out[f"dense/peak_mb_{tag}"] = peak_bytes(fns["dense"]) / MB
         out[f"flashmask_vs_dense/speedup_{tag}"] = ms["dense"] / ms["flashmask"]
-    if with_flex:
+    if "flex" in ms:
         out[f"flashmask_vs_flex/time_ratio_{tag}"] = ms["flashmask"] / ms["flex"]
     return out
 
@@ -308,7 +323,8 @@ def run(cfg: SpeedConfig, ctx: RunContext) -> dict[str, float]:
     points = [(kind, n) for n in cfg.ns for kind in cfg.kinds]
     for kind, n in ctx.progress(points, desc="sweep"):
         metrics.update(_point(cfg, ctx, kind, n))
-    metrics.update(_point(cfg, ctx, "causal_document", cfg.claim_n, with_flex=True))
+    if ("causal_document", cfg.claim_n) not in points or not cfg.flex_sweep:
+        metrics.update(_point(cfg, ctx, "causal_document", cfg.claim_n, with_flex=True))
     if cfg.cap_n not in cfg.ns or "causal_document" not in cfg.kinds:
         metrics.update(_point(cfg, ctx, "causal_document", cfg.cap_n))
     tag = f"causal_document_n{cfg.cap_n}"
@@ -323,18 +339,22 @@ def run(cfg: SpeedConfig, ctx: RunContext) -> dict[str, float]:
         metrics["flashmask_vs_flex/time_ratio_at_claim"] = metrics[
             f"flashmask_vs_flex/time_ratio_{tag}"
         ]
-    # time against active tiles: slope of log time on log active tiles, every measured point
-    xs, ys = [], []
-    extra = {("causal_document", cfg.claim_n), ("causal_document", cfg.cap_n)}
-    for kind, n in sorted({*points, *extra}):
-        if n >= cfg.slope_min_n:
-            tiles = metrics[f"flashmask/active_frac_{kind}_n{n}"] * math.ceil(n / cfg.block) ** 2
-            xs.append(math.log(tiles))
-            ys.append(math.log(metrics[f"flashmask/ms_{kind}_n{n}"]))
-    if len(set(xs)) >= 2:
-        slope, _ = np.polyfit(xs, ys, 1)
-        metrics["flashmask/time_vs_active_tiles_slope"] = float(slope)
-        metrics["flashmask/time_vs_active_tiles_r"] = float(np.corrcoef(xs, ys)[0, 1])
+    # time against active tiles: slope of log time on log active tiles over every point
+    # measured at N >= slope_min_n, per timed method
+    measured = {(kind, n) for kind, n in {*points, ("causal_document", cfg.claim_n)}}
+    measured.add(("causal_document", cfg.cap_n))
+    for method in TIMED:
+        xs, ys = [], []
+        for kind, n in sorted(measured):
+            key = f"{method}/ms_{kind}_n{n}"
+            if n >= cfg.slope_min_n and key in metrics:
+                frac = metrics[f"flashmask/active_frac_{kind}_n{n}"]
+                xs.append(math.log(frac * math.ceil(n / cfg.block) ** 2))
+                ys.append(math.log(metrics[key]))
+        if len(set(xs)) >= 2:
+            slope, _ = np.polyfit(xs, ys, 1)
+            metrics[f"{method}/time_vs_active_tiles_slope"] = float(slope)
+            metrics[f"{method}/time_vs_active_tiles_r"] = float(np.corrcoef(xs, ys)[0, 1])
     return metrics
 
 
