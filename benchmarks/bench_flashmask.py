@@ -9,6 +9,9 @@ Dense-mask attention is not run where its boolean mask (N^2 bytes) exceeds --cap
 FlexAttention's first call per shape compiles, and numba's first call ever (cached on disk
 after), both untimed. Peak memory is replayed from torch's profiler allocation events (numba's
 scratch arrays are numpy's and do not show there, so the numba backend has no peak column).
+Forward + backward (the sum of the outputs backpropagated) is timed the same way, interleaved,
+for FlashMask's two CPU backends and dense-mask SDPA at N <= --backward-max-n (`*_fb_ms`);
+compiled FlexAttention has no CPU backward in torch 2.13, so it has no such column.
 
     iclr25 bench flashmask                 # or: python benchmarks/bench_flashmask.py
     iclr25 bench flashmask --ns 1024,8192 --kinds causal_document --reps 7 --threads 1
@@ -56,6 +59,9 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--threads", type=int, default=1, help="torch threads (numba follows them)")
     p.add_argument("--cap-mb", type=float, default=128.0, help="largest dense mask built (MiB)")
     p.add_argument("--no-flex", action="store_true", help="leave FlexAttention out")
+    p.add_argument(
+        "--backward-max-n", type=int, default=4096, help="largest N timed forward + backward"
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=str(OUT), help="JSON file to write ('' for none)")
     p.add_argument(
@@ -65,6 +71,7 @@ def main(argv: list[str] | None = None) -> dict:
     load_before = load_average()
     if args.smoke:
         args.ns, args.kinds, args.reps, args.no_flex = "256", "causal_document", 1, True
+        args.backward_max_n = 256
     torch.set_num_threads(args.threads)
     warnings.filterwarnings("ignore", module="torch")
     # every (mask, N) compiles FlexAttention anew; past dynamo's default limit of 8 recompiles it
@@ -77,16 +84,14 @@ def main(argv: list[str] | None = None) -> dict:
         q, k, v = random_qkv(1, args.heads, n, args.dim, g)
         for kind in args.kinds.split(","):
             mask = make_mask(kind, n, np.random.default_rng(args.seed))
-            qkv = (q, k, v)
-            fns = {"flashmask": lambda m=mask, t=qkv: flashmask_attention(*t, m)}
-            if numba_available() and not args.smoke:  # threads follow torch's; compiles once
-                fns["numba"] = lambda m=mask, t=qkv: flashmask_attention(*t, m, backend="numba")
-            if n * n / MB <= args.cap_mb:
-                allowed = mask.to_dense()
-                fns["dense"] = lambda a=allowed, t=qkv: dense_mask_attention(*t, a)
+            allowed = mask.to_dense() if n * n / MB <= args.cap_mb else None
+            fns = _methods((q, k, v), mask, allowed, numba_available() and not args.smoke)
             if not args.no_flex:
                 bm = to_flex_block_mask(mask)
-                fns["flex"] = lambda b=bm, t=qkv: flex_attention(*t, b)
+                fns["flex"] = lambda b=bm, t=(q, k, v): flex_attention(*t, b)
+                # compile, plus one more untimed call: right after the first compilation of a
+                # process a call was seen 20x slower (N = 512), later calls not
+                fns["flex"]()
             ms = {k: 1e3 * t for k, t in interleaved_medians(fns, args.reps).items()}
             row = {
                 "N": n,
@@ -113,6 +118,15 @@ def main(argv: list[str] | None = None) -> dict:
             row["numba_over_flex"] = (
                 round(ms["numba"] / ms["flex"], 3) if {"flex", "numba"} <= ms.keys() else None
             )
+            if n <= args.backward_max_n:
+                grads = tuple(t.detach().requires_grad_() for t in (q, k, v))
+                fb_fns = {
+                    name: lambda fn=fn: fn().sum().backward()
+                    for name, fn in _methods(grads, mask, allowed, "numba" in fns).items()
+                }
+                fb = {k: 1e3 * t for k, t in interleaved_medians(fb_fns, args.reps).items()}
+                for name in ("flashmask", "numba", "dense"):
+                    row[f"{name}_fb_ms"] = round(fb[name], 2) if name in fb else None
             rows.append(row)
     return bench_result(
         "flashmask_cpu_forward",
@@ -122,6 +136,17 @@ def main(argv: list[str] | None = None) -> dict:
         out=args.out,
         load_before=load_before,
     )
+
+
+def _methods(qkv: tuple, mask, allowed, with_numba: bool) -> dict:
+    """FlashMask's default CPU backend, its numba backend and dense-mask SDPA (where the
+    dense mask `allowed` was built) on `qkv`, as calls without arguments."""
+    fns = {"flashmask": lambda: flashmask_attention(*qkv, mask)}
+    if with_numba:  # threads follow torch's; compiles once
+        fns["numba"] = lambda: flashmask_attention(*qkv, mask, backend="numba")
+    if allowed is not None:
+        fns["dense"] = lambda: dense_mask_attention(*qkv, allowed)
+    return fns
 
 
 if __name__ == "__main__":

@@ -319,6 +319,16 @@ def _point(cfg, ctx, kind, n, with_flex=False):
 
 def run(cfg: SpeedConfig, ctx: RunContext) -> dict[str, float]:
     """Time and memory over the sweep, the claim point with Flex, and the memory-cap point."""
+    import torch._dynamo
+
+    # every (mask, N) compiles Flex anew; past dynamo's default limit of 8 recompilations it
+    # would fall back to eager Flex, which materialises the N^2 scores (seen: 38 s instead of
+    # ~0.5 s at 16K): raise the limit, and fail rather than time eager Flex
+    with torch._dynamo.config.patch(recompile_limit=64, fail_on_recompile_limit_hit=True):
+        return _run(cfg, ctx)
+
+
+def _run(cfg: SpeedConfig, ctx: RunContext) -> dict[str, float]:
     metrics: dict[str, float] = {}
     points = [(kind, n) for n in cfg.ns for kind in cfg.kinds]
     for kind, n in ctx.progress(points, desc="sweep"):
