@@ -146,3 +146,18 @@ def test_numba_backend_missing_numba_raises_clearly(monkeypatch):
     q = torch.zeros(1, 1, 8, 4)
     with pytest.raises(ImportError, match=r"backend='numba' needs numba"):
         flashmask_attention(q, q, q, causal_document([8]), backend="numba")
+
+
+@requires_numba
+def test_numba_backend_leaves_torch_thread_count_alone():
+    """numba's OpenMP layer shares the process's OpenMP thread count with torch: a call must
+    not change torch's (it once left a 1-thread benchmark running torch at 2 threads)."""
+    before = torch.get_num_threads()
+    try:
+        for threads in (1, 2):
+            torch.set_num_threads(threads)
+            q, k, v = torch.randn(3, 1, 1, 40, 8)
+            flashmask_attention(q, k, v, causal_document([40]), backend="numba")
+            assert torch.get_num_threads() == threads
+    finally:
+        torch.set_num_threads(before)

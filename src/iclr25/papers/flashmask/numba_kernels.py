@@ -417,6 +417,11 @@ class _Threads:
     _blas = None  # threadpoolctl's handle on the loaded BLAS libraries (found on first use)
 
     def __enter__(self) -> int:
+        # first: numba's OpenMP threading layer sets the process's OpenMP thread count, which
+        # is also torch's, when it starts (at the first numba thread query) and on every
+        # numba.set_num_threads; without restoring it, a call at 1 torch thread left torch at
+        # numba's default (2 here)
+        self.torch_before = torch.get_num_threads()
         if _Threads._blas is None:
             import scipy.linalg.cython_blas  # noqa: F401  (the BLAS numba's np.dot calls)
             from threadpoolctl import ThreadpoolController
@@ -424,12 +429,13 @@ class _Threads:
             _Threads._blas = ThreadpoolController().select(user_api="blas")
         self.limit = _Threads._blas.limit(limits=1)
         self.before = numba.get_num_threads()
-        n = max(1, min(torch.get_num_threads(), numba.config.NUMBA_NUM_THREADS))
+        n = max(1, min(self.torch_before, numba.config.NUMBA_NUM_THREADS))
         numba.set_num_threads(n)
         return n
 
     def __exit__(self, *exc) -> None:
         numba.set_num_threads(self.before)
+        torch.set_num_threads(self.torch_before)
         self.limit.restore_original_limits()
 
 
