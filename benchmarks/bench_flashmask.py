@@ -1,10 +1,11 @@
 """CPU forward time and peak memory: FlashMask vs dense-mask SDPA vs compiled FlexAttention.
 
-For N in {1K, 2K, 4K, 8K, 16K} and the masks causal-document (8 documents), shared question,
-sliding window 512 and global + sliding window, the methods (FlashMask's default CPU backend,
-its numba backend where numba is installed, dense-mask SDPA, FlexAttention) are timed
-interleaved (one call of each per round), with one thread count for torch and numba; the
-median over rounds is reported, with the ratios to dense-mask attention and to FlexAttention.
+For N in {1K, 2K, 4K, 8K, 16K} (the committed tables add 32K) and the masks causal-document
+(8 documents), shared question, sliding window 512 and global + sliding window, the methods
+(FlashMask's gather backend, the `flashmask_*` columns; its numba backend where numba is
+installed; dense-mask SDPA; FlexAttention) are timed interleaved (one call of each per round),
+with one thread count for torch and numba; the median over rounds is reported, with the ratios
+to dense-mask attention and to FlexAttention.
 Dense-mask attention is not run where its boolean mask (N^2 bytes) exceeds --cap-mb.
 FlexAttention's first call per shape compiles, and numba's first call ever (cached on disk
 after), both untimed. Peak memory is replayed from torch's profiler allocation events (numba's
@@ -12,6 +13,7 @@ scratch arrays are numpy's and do not show there, so the numba backend has no pe
 Forward + backward (the sum of the outputs backpropagated) is timed the same way, interleaved,
 for FlashMask's two CPU backends and dense-mask SDPA at N <= --backward-max-n (`*_fb_ms`);
 compiled FlexAttention has no CPU backward in torch 2.13, so it has no such column.
+`--busy K` keeps K other processes spinning on the CPU for the whole run: a shared machine.
 
     iclr25 bench flashmask                 # or: python benchmarks/bench_flashmask.py
     iclr25 bench flashmask --ns 1024,8192 --kinds causal_document --reps 7 --threads 1
@@ -20,6 +22,8 @@ compiled FlexAttention has no CPU backward in torch 2.13, so it has no such colu
 from __future__ import annotations
 
 import argparse
+import contextlib
+import multiprocessing as mp
 import sys
 import warnings
 from pathlib import Path
@@ -62,6 +66,9 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument(
         "--backward-max-n", type=int, default=4096, help="largest N timed forward + backward"
     )
+    p.add_argument(
+        "--busy", type=int, default=0, help="processes kept spinning beside the run (shared CPU)"
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=str(OUT), help="JSON file to write ('' for none)")
     p.add_argument(
@@ -78,6 +85,40 @@ def main(argv: list[str] | None = None) -> dict:
     # would silently fall back to eager Flex, which materialises the N^2 scores (13 GB at 16K)
     torch._dynamo.config.recompile_limit = 64
     torch._dynamo.config.fail_on_recompile_limit_hit = True
+    with _busy(args.busy):
+        rows = _rows(args)
+    return bench_result(
+        "flashmask_cpu_forward",
+        "dense-mask scaled_dot_product_attention (and compiled FlexAttention)",
+        vars(args),
+        rows=rows,
+        out=args.out,
+        load_before=load_before,
+    )
+
+
+def _spin(stop) -> None:
+    while not stop.is_set():
+        sum(range(100_000))
+
+
+@contextlib.contextmanager
+def _busy(k: int):
+    """`k` processes spinning on the CPU until the block ends."""
+    ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    stop = ctx.Event()
+    procs = [ctx.Process(target=_spin, args=(stop,), daemon=True) for _ in range(k)]
+    for proc in procs:
+        proc.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        for proc in procs:
+            proc.join()
+
+
+def _rows(args) -> list[dict]:
     rows = []
     for n in (int(x) for x in args.ns.split(",")):
         g = torch.Generator().manual_seed(args.seed)
@@ -128,20 +169,13 @@ def main(argv: list[str] | None = None) -> dict:
                 for name in ("flashmask", "numba", "dense"):
                     row[f"{name}_fb_ms"] = round(fb[name], 2) if name in fb else None
             rows.append(row)
-    return bench_result(
-        "flashmask_cpu_forward",
-        "dense-mask scaled_dot_product_attention (and compiled FlexAttention)",
-        vars(args),
-        rows=rows,
-        out=args.out,
-        load_before=load_before,
-    )
+    return rows
 
 
 def _methods(qkv: tuple, mask, allowed, with_numba: bool) -> dict:
-    """FlashMask's default CPU backend, its numba backend and dense-mask SDPA (where the
+    """FlashMask's gather backend (`flashmask`), its numba backend and dense-mask SDPA (where the
     dense mask `allowed` was built) on `qkv`, as calls without arguments."""
-    fns = {"flashmask": lambda: flashmask_attention(*qkv, mask)}
+    fns = {"flashmask": lambda: flashmask_attention(*qkv, mask, backend="gather")}
     if with_numba:  # threads follow torch's; compiles once
         fns["numba"] = lambda: flashmask_attention(*qkv, mask, backend="numba")
     if allowed is not None:

@@ -12,11 +12,13 @@ from iclr25.papers.flashmask import (
     MaskSpec,
     causal_document,
     flashmask_attention,
+    method,
     qk_sparse,
     sliding_window,
     stack,
 )
 from iclr25.papers.flashmask.data import MASK_KINDS, make_mask
+from iclr25.papers.flashmask.method import auto_backend, numba_available
 from iclr25.papers.flashmask.reference import dense_attention
 
 requires_numba = needs("numba")
@@ -161,3 +163,10 @@ def test_numba_backend_leaves_torch_thread_count_alone():
             assert torch.get_num_threads() == threads
     finally:
         torch.set_num_threads(before)
+
+
+def test_auto_backend_is_numba_on_cpu_where_installed(monkeypatch):
+    q = torch.zeros(1, 1, 4, 2)
+    assert auto_backend(q) == ("numba" if numba_available() else "gather")
+    monkeypatch.setattr(method, "numba_available", lambda: False)
+    assert auto_backend(q) == "gather"
