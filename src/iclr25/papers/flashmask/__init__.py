@@ -14,6 +14,7 @@ from iclr25.papers.flashmask.baselines import (
     dense_mask_attention,
     flex_attention,
     flex_mask_mod,
+    flex_sweep,
     flex_tile_labels,
     to_flex_block_mask,
 )
@@ -70,6 +71,7 @@ __all__ = [
     "flashmask_attention",
     "flex_attention",
     "flex_mask_mod",
+    "flex_sweep",
     "flex_tile_labels",
     "full",
     "global_sliding_window",

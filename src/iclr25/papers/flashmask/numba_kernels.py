@@ -16,12 +16,13 @@ Three kernels, each parallel (`prange`) over independent tasks, share the tile l
 
 Every tile product is a BLAS matrix product (`np.dot` into a scratch array, which numba
 compiles to a call of scipy's sgemm/dgemm): the inputs are cut once per call into contiguous,
-zero-padded row tiles and transposed tiles (`_tiles`), so each product reads two contiguous
-operands and writes the task's scratch tile; the tile scratch arrays are allocated once per task,
-not per tile. BLAS runs on one thread inside the call (`_Threads`); the parallelism is numba's,
-over tasks. A hand-written register-blocked product here was 2-3x slower than sgemm on a
-128 x 64 x 128 tile. The parallel loops' bodies are separate jitted functions
-(`_forward_task`, ...), so numba's parfor passes see only a call.
+zero-padded row tiles and transposed tiles (`_tiles`, `_transposed`), so each product reads two
+contiguous operands and writes the task's scratch tile; the padding makes every product with a
+row or column past N zero, so those entries need no masking and are never stored. The tile
+scratch arrays are allocated once per task, not per tile. BLAS runs on one thread inside the
+call (`_Threads`); the parallelism is numba's, over tasks. A hand-written register-blocked
+product here was 2-3x slower than sgemm on a 128 x 64 x 128 tile. The parallel loops' bodies
+are separate jitted functions (`_forward_task`, ...), so numba's parfor passes see only a call.
 
 `_exp` is a branch-free exponential for arguments <= 0 (all that online softmax needs): Cody-Waite
 range reduction x = k ln2 + r with |r| <= ln2 / 2, Cephes' polynomial (float32) or Pade
@@ -179,7 +180,7 @@ def _forward_task(task, qb, kt, vb, mv, labels, H, Bm, Hm, scale, N, causal, out
     r0 = a * bm
     R = min(r0 + bm, N) - r0
     qs = qb[task] * scale  # rows past N are zero
-    s = np.zeros((bm, bn), qs.dtype)
+    s = np.empty((bm, bn), qs.dtype)
     pv = np.empty((bm, DV), qs.dtype)
     m = np.full(bm, -np.inf, qs.dtype)
     l_ = np.zeros(bm, qs.dtype)
@@ -200,7 +201,7 @@ def _forward_task(task, qb, kt, vb, mv, labels, H, Bm, Hm, scale, N, causal, out
             for j in range(C):
                 mx = max(mx, s[i, j])
             if mx == -np.inf:  # nothing visible in this row yet
-                for j in range(bn):
+                for j in range(C):
                     s[i, j] = zero
                 continue
             alpha[i] = _exp(m[i] - mx)
@@ -209,8 +210,6 @@ def _forward_task(task, qb, kt, vb, mv, labels, H, Bm, Hm, scale, N, causal, out
                 p = _exp(s[i, j] - mx)
                 s[i, j] = p
                 tot += p
-            for j in range(C, bn):  # the zero-padded keys past N
-                s[i, j] = zero
             l_[i] = l_[i] * alpha[i] + tot
             m[i] = mx
         np.dot(s, vb[g * nk + c], pv)  # P V
@@ -263,7 +262,6 @@ def _dq_task(task, qb, kb, kt, vt, dob, lse, delta, mv, labels, H, Bm, Hm, scale
     dp = np.empty((bm, bn), qs.dtype)
     ds_k = np.empty((bm, D), qs.dtype)
     acc = np.zeros((bm, D), qs.dtype)
-    zero = acc[0, 0]
     for c in range(nk):
         lab = labels[mi, a, c]
         if lab == SKIP:
@@ -274,16 +272,10 @@ def _dq_task(task, qb, kb, kt, vt, dob, lse, delta, mv, labels, H, Bm, Hm, scale
         if lab == PARTIAL:
             _mask_tile(s, mv, mi, r0, R, c0, C, causal, False)
         np.dot(dob[task], vt[g * nk + c], dp)  # dP = dO V^T
-        for i in range(bm):
-            if i >= R:  # the zero-padded queries past N
-                for j in range(bn):
-                    s[i, j] = zero
-                continue
+        for i in range(R):
             li, di = lse[g, r0 + i], delta[g, r0 + i]
             for j in range(C):
                 s[i, j] = _exp(s[i, j] - li) * (dp[i, j] - di)  # dS = P (dP - delta)
-            for j in range(C, bn):
-                s[i, j] = zero
         np.dot(s, kb[g * nk + c], ds_k)  # dS K
         for i in range(R):
             for d in range(D):
@@ -325,7 +317,6 @@ def _dkdv_task(
     tmp_v = np.empty((bn, DV), qb.dtype)
     acc_k = np.zeros((bn, D), qb.dtype)
     acc_v = np.zeros((bn, DV), qb.dtype)
-    zero = acc_k[0, 0]
     for a in range(nq):
         lab = labels[mi, a, c]
         if lab == SKIP:
@@ -341,8 +332,6 @@ def _dkdv_task(
                 p = _exp(st[j, i] * scale - lse[g, r0 + i])
                 st[j, i] = p
                 dpt[j, i] = p * (dpt[j, i] - delta[g, r0 + i])  # dS^T
-            for i in range(R, bm):  # the zero-padded queries past N
-                st[j, i] = dpt[j, i] = zero
         np.dot(st, dob[g * nq + a], tmp_v)  # P^T dO
         np.dot(dpt, qb[g * nq + a], tmp_k)  # dS^T Q
         for j in range(C):
@@ -375,21 +364,21 @@ def _acc_dtype(dtype: torch.dtype) -> torch.dtype:
     return torch.float64 if dtype == torch.float64 else torch.float32
 
 
-def _flat(t: torch.Tensor, acc: torch.dtype) -> np.ndarray:
-    """(B, H, N, X) tensor -> contiguous (B * H, N, X) numpy array of the accumulator dtype."""
-    return t.detach().to(acc).contiguous().reshape(-1, *t.shape[2:]).numpy()
-
-
-def _tiles(t: torch.Tensor, block: int, acc: torch.dtype, transpose: bool = False) -> np.ndarray:
-    """(B, H, N, X) -> (B * H * ceil(N / block), block, X) contiguous row tiles, zero padded past
-    N; with `transpose`, each tile transposed: (..., X, block). Tile by tile, not one (X, N)
-    transpose: rows N apart would map to the same L1 cache sets when N is a multiple of 1024 and
-    evict each other inside a tile product."""
+def _tiles(t: torch.Tensor, block: int, acc: torch.dtype) -> np.ndarray:
+    """(B, H, N, X) -> (B * H * ceil(N / block), block, X) contiguous row tiles, zero padded
+    past N (so every product with a padded row or column is 0 and adds nothing)."""
     B, H, N, X = t.shape
     n = -(-N // block)
     x = torch.nn.functional.pad(t.detach().to(acc), (0, 0, 0, n * block - N))
-    x = x.reshape(B * H * n, block, X)
-    return (x.transpose(-1, -2) if transpose else x).contiguous().numpy()
+    return x.reshape(B * H * n, block, X).contiguous().numpy()
+
+
+def _transposed(tiles: np.ndarray) -> np.ndarray:
+    """Each tile of `_tiles` transposed, contiguous: (..., block, X) -> (..., X, block). Tile
+    by tile, not one (X, N) transpose: rows N apart would map to the same L1 cache sets when N
+    is a multiple of 1024 and evict each other inside a tile product."""
+    # copied by torch, like every input copy here, so torch's memory profiler counts it
+    return torch.from_numpy(tiles).transpose(1, 2).contiguous().numpy()
 
 
 class _Plan:
@@ -446,7 +435,7 @@ def forward(q, k, v, mask, scale: float, block_m: int, block_n: int):
     acc = _acc_dtype(q.dtype)
     plan = _Plan(mask, B, H, block_m, block_n)
     qb, vb = _tiles(q, block_m, acc), _tiles(v, block_n, acc)
-    kt = _tiles(k, block_n, acc, transpose=True)
+    kt = _transposed(_tiles(k, block_n, acc))
     # outputs allocated by torch (visible to its memory profiler), written in place by numba
     out_t = torch.empty(B * H, N, v.shape[-1], dtype=acc)
     lse_t = torch.empty(B * H, N, dtype=acc)
@@ -470,10 +459,9 @@ def backward(q, k, v, out, lse, dout, mask, scale: float, block_m: int, block_n:
     lse_a = lse.to(acc).reshape(B * H, N).contiguous().numpy()
     grads_t = [torch.empty(B * H, N, t.shape[-1], dtype=acc) for t in (q, k, v)]
     dq, dk, dv = (t.numpy() for t in grads_t)
-    qb, qt = _tiles(q, block_m, acc), _tiles(q, block_m, acc, transpose=True)
-    dob, dot = _tiles(dout, block_m, acc), _tiles(dout, block_m, acc, transpose=True)
-    kb, kt = _tiles(k, block_n, acc), _tiles(k, block_n, acc, transpose=True)
-    vb, vt = _tiles(v, block_n, acc), _tiles(v, block_n, acc, transpose=True)
+    qb, dob = _tiles(q, block_m, acc), _tiles(dout, block_m, acc)
+    kb, vb = _tiles(k, block_n, acc), _tiles(v, block_n, acc)
+    qt, dot, kt, vt = (_transposed(x) for x in (qb, dob, kb, vb))
     sc = qb.dtype.type(scale)
     tail = (lse_a, delta, plan.mv, plan.labels)
     with _Threads() as threads:
