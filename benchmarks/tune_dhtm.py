@@ -1,11 +1,14 @@
-"""Equal-budget tuning grid of the `dhtm.sequences` models (see `iclr25.papers.dhtm.tuning`).
+"""Equal-budget tuning grids of the `dhtm.sequences` models and the `dhtm.gridworld` agents
+(see `iclr25.papers.dhtm.tuning`).
 
-Runs every grid point at the tuning scale (`TUNING_CONFIG`) on the tuning seeds (disjoint from
-the claim seeds) and writes `benchmarks/results/dhtm_tuning.json`, whose rows the docs page
-shows; the chosen points must equal `TUNED` in `iclr25.papers.dhtm.training` (a test checks
-it).
+Runs every grid point of a study at its tuning scale on the tuning seeds (disjoint from the
+claim seeds) and writes `benchmarks/results/dhtm_tuning.json` (sequences) or
+`dhtm_gridworld_tuning.json` (gridworld), whose rows the docs page shows; the chosen points must
+equal `TUNED` in `iclr25.papers.dhtm.training` and `GRID_TUNED` in
+`iclr25.papers.dhtm.experiments.gridworld` (tests check it).
 
     python benchmarks/tune_dhtm.py --jobs 2
+    python benchmarks/tune_dhtm.py --study gridworld --jobs 2
 """
 
 from __future__ import annotations
@@ -16,17 +19,23 @@ import sys
 from pathlib import Path
 
 from iclr25.core.bench import bench_result, load_average, print_rows
-from iclr25.papers.dhtm.training import SEQ_PRESETS
-from iclr25.papers.dhtm.tuning import GRID, TUNING_CONFIG, TUNING_SEEDS, chosen, evaluate_grid
+from iclr25.core.config import diff_overrides
+from iclr25.core.registry import get_experiment
+from iclr25.papers.dhtm.tuning import STUDIES, TUNING_SEEDS, chosen, evaluate_grid
 
-OUT = Path(__file__).resolve().parent / "results" / "dhtm_tuning.json"
+RESULTS = Path(__file__).resolve().parent / "results"
+OUT = {
+    "sequences": RESULTS / "dhtm_tuning.json",
+    "gridworld": RESULTS / "dhtm_gridworld_tuning.json",
+}
 
 
 def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(prog="tune_dhtm", description=__doc__.split("\n\n")[0])
+    p.add_argument("--study", choices=tuple(STUDIES), default="sequences")
     p.add_argument("--seeds", default=",".join(map(str, TUNING_SEEDS)), help="tuning seeds")
     p.add_argument("--jobs", type=int, default=1)
-    p.add_argument("--out", default=str(OUT), help="JSON file to write ('' for none)")
+    p.add_argument("--out", help="JSON file to write ('' for none; default: the study's file)")
     p.add_argument("--smoke", action="store_true", help="smoke scale, one seed (for tests)")
     p.add_argument(
         "--reuse",
@@ -36,31 +45,34 @@ def main(argv: list[str] | None = None) -> dict:
     )
     args = p.parse_args(argv)
     seeds = tuple(int(s) for s in args.seeds.split(","))
-    base = SEQ_PRESETS["smoke"] if args.smoke else TUNING_CONFIG
+    study = STUDIES[args.study]
+    if args.out is None:
+        args.out = str(OUT[args.study])
+    smoke = get_experiment(study.experiment).preset("smoke")
+    base = smoke if args.smoke else study.base
     if args.smoke:
         seeds = seeds[:1]
+    scale = {  # where the tuning scale differs from the default config (JSON types)
+        k: list(v) if isinstance(v, tuple) else v
+        for k, v in diff_overrides(type(base)(), base).items()
+    }
     known = []
     if args.reuse and args.out and Path(args.out).exists():
         old = json.loads(Path(args.out).read_text())
-        same = old["settings"]["seeds"] == list(seeds) and old["settings"][
-            "phase_episodes"
-        ] == list(base.phase_episodes)
+        same = old["settings"]["seeds"] == list(seeds) and old["settings"]["scale"] == scale
         if not same:
             p.error(f"--reuse: {args.out} was run at another scale or on other seeds")
         known = old["rows"]
     load_before = load_average()
-    rows = evaluate_grid(base, seeds, jobs=args.jobs, known=known)
+    rows = evaluate_grid(base, seeds, jobs=args.jobs, known=known, study=study)
     return bench_result(
-        "dhtm_tuning_grid",
-        "score = excess surprise over the oracle summed over every episode after the first "
-        f"switch (post_switch_area + post_switch_area_back), mean over tuning seeds {seeds}, "
-        f"phases {base.phase_episodes}, {base.lstm.batches} replay batches per round; lowest "
-        f"chosen: {chosen(rows)}",
+        "dhtm_tuning_grid" if args.study == "sequences" else "dhtm_gridworld_tuning_grid",
+        f"{study.experiment}: score = {study.score_text}, mean over tuning seeds {seeds}, at "
+        f"{scale}; lowest chosen: {chosen(rows, study)}",
         {
-            "phase_episodes": base.phase_episodes,
-            "rnn_batches": base.lstm.batches,
+            "scale": scale,
             "seeds": seeds,
-            "grid": GRID,
+            "grid": study.grid,
             "threads": 1,
             "jobs": args.jobs,
         },

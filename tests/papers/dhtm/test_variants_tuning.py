@@ -104,15 +104,15 @@ def test_tuning_refuses_claim_seeds():
 def test_tuning_selects_the_lowest_mean_score_on_tuning_seeds(monkeypatch):
     calls = []
 
-    def fake_scores(base, method, point, seeds, jobs):
+    def fake_scores(base, method, point, seeds, jobs, study):
         calls.extend(seeds)
         return [abs(point["dhtm.lr_f"] - 0.05) + s % 2 for s in seeds]
 
     monkeypatch.setattr(tuning, "_scores", fake_scores)
     rows = tuning.evaluate_grid(SEQ_PRESETS["smoke"], seeds=(100, 101), methods=("dhtm",))
-    assert set(calls) == {100, 101} and len(rows) == 18
+    assert set(calls) == {100, 101} and len(rows) == 24
     # the burst rule does not change the fake score: the tie goes to the earlier point
-    assert [r["chosen"] for r in rows] == [""] * 3 + ["yes"] + [""] * 14
+    assert [r["chosen"] for r in rows] == [""] * 3 + ["yes"] + [""] * 20
     assert rows[3]["score"] == pytest.approx(0.5)
     assert tuning.chosen(rows) == {"dhtm.burst": "uniform", "dhtm.lr_f": 0.05}
 
@@ -139,15 +139,28 @@ def test_a_tuning_point_runs_through_the_runner_at_the_base_config(monkeypatch):
     assert rebuilt == expected and all(parse_override(o) for o in seen["overrides"])
 
 
-def test_presets_use_the_published_grid_choice():
-    data = json.loads(TUNING_FILE.read_text())
+@pytest.mark.parametrize("study", ["sequences", "gridworld"])
+def test_presets_use_the_published_grid_choice(study):
+    from iclr25.papers.dhtm.experiments import gridworld
+
+    s = tuning.STUDIES[study]
+    file = TUNING_FILE.with_name(
+        "dhtm_tuning.json" if study == "sequences" else "dhtm_gridworld_tuning.json"
+    )
+    data = json.loads(file.read_text())
+    tuned, presets = (
+        (TUNED, SEQ_PRESETS) if study == "sequences" else (gridworld.GRID_TUNED, gridworld.PRESETS)
+    )
     assert not set(data["settings"]["seeds"]) & set(tuning.CLAIM_SEEDS)
-    assert {r["method"] for r in data["rows"]} == set(tuning.GRID)
-    assert len({len(tuning.grid_points(m)) for m in tuning.GRID}) == 1  # equal budget
-    assert tuning.chosen(data["rows"]) == TUNED
+    assert data["settings"]["grid"] == json.loads(
+        json.dumps(s.grid)
+    )  # the committed grid is the code's
+    assert {r["method"] for r in data["rows"]} == set(s.grid)
+    assert len({len(tuning.grid_points(m, s)) for m in s.grid}) == 1  # equal budget
+    assert tuning.chosen(data["rows"], s) == tuned
     for preset in ("quick", "full"):
-        cfg = SEQ_PRESETS[preset]
-        assert all(functools.reduce(getattr, k.split("."), cfg) == v for k, v in TUNED.items())
+        cfg = presets[preset]
+        assert all(functools.reduce(getattr, k.split("."), cfg) == v for k, v in tuned.items())
 
 
 def test_method_groups_take_dotted_overrides_and_check_bounds():

@@ -1,14 +1,17 @@
-"""Equal-budget tuning of the sequence models: a published grid, scored on tuning seeds.
+"""Equal-budget tuning: published grids, scored on tuning seeds disjoint from the claims'.
 
-Every model of the claims (DHTM, LSTM, RWKV, CSCG) gets a grid of the same size (18 points,
-the paper's setting among them). Each point runs `dhtm.sequences` at the tuning scale
-(`TUNING_CONFIG`: A -> B -> A, 200 episodes per phase, 10 replay batches per round) on the
-tuning seeds, which are disjoint from the seeds of the claims; its score is the excess surprise
-over the oracle summed over every episode after the first switch (`post_switch_area +
-post_switch_area_back`), averaged over the tuning seeds. The lowest score is chosen (ties: the
-earlier point). The chosen points are `TUNED` in `training.py`, which the quick and full
-presets use; a test checks `TUNED` against the committed grid
-(`benchmarks/results/dhtm_tuning.json`, written by `benchmarks/tune_dhtm.py`).
+Two studies. `SEQUENCES`: every model of the sequence claims (DHTM, LSTM, RWKV, CSCG) gets a
+grid of the same size (24 points, the paper's setting among them); each point runs
+`dhtm.sequences` at the tuning scale (`TUNING_CONFIG`: A -> B -> A, 200 episodes per phase, 10
+replay batches per round); its score is the excess surprise over the oracle summed over every
+episode after the first switch (`post_switch_area + post_switch_area_back`). `GRIDWORLD`: every
+gridworld agent (DHTM, CSCG and LSTM memories, episodic control) gets 12 points; each runs
+`dhtm.gridworld` at `GRID_WORLD_CONFIG` (200 episodes, change at 60); its score is the mean
+steps to goal after the change. Scores are averaged over the tuning seeds and the lowest is
+chosen (ties: the earlier point). The chosen points are `TUNED` in `training.py` (sequences)
+and `GRID_TUNED` in `experiments/gridworld.py`, which the quick and full presets use; tests
+check them against the committed grids (`benchmarks/results/dhtm_tuning.json` and
+`dhtm_gridworld_tuning.json`, written by `benchmarks/tune_dhtm.py`).
 """
 
 from __future__ import annotations
@@ -16,36 +19,46 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import tempfile
+from collections.abc import Callable
 
 from iclr25.core.config import diff_overrides
 from iclr25.core.registry import get_experiment
 from iclr25.core.runner import run_experiment
+from iclr25.papers.dhtm.experiments.gridworld import GridConfig
 from iclr25.papers.dhtm.training import SequenceConfig, with_rnn
 
 GRID: dict[str, dict[str, tuple]] = {
     "dhtm": {
         "dhtm.burst": ("uniform", "least_used"),
-        "dhtm.lr_f": (0.1, 0.0125, 0.025, 0.05, 0.15, 0.2, 0.3, 0.4, 0.6),
+        "dhtm.lr_f": (0.1, 0.0125, 0.025, 0.05, 0.125, 0.15, 0.175, 0.2, 0.25, 0.3, 0.4, 0.6),
     },
     "lstm": {
-        "lstm.lr": (0.002, 0.0005, 0.001, 0.004, 0.00025, 0.008),
-        "lstm.online_steps": (1, 5, 20),
+        "lstm.lr": (0.002, 0.0000625, 0.000125, 0.00025, 0.0005, 0.001),
+        "lstm.online_steps": (1, 5, 20, 40),
     },
     "rwkv": {
-        "rwkv.lr": (0.002, 0.0005, 0.001, 0.004, 0.00025, 0.000125),
+        "rwkv.lr": (0.002, 0.000015625, 0.00003125, 0.0000625, 0.000125, 0.00025, 0.0005, 0.001),
         "rwkv.online_steps": (1, 5, 20),
     },
-    "cscg": {"cscg.clones": (10, 5, 20), "cscg.refit_every": (50, 10, 25, 100, 5, 200)},
+    "cscg": {
+        "cscg.clones": (10, 5, 20),
+        "cscg.refit_every": (50, 1, 2, 5, 10, 25, 100, 200),
+    },
 }
 """Per model: config key (dotted, as on the command line) -> values; the first value of each
 key is the paper's (DHTM's uniform bursting is the official code's rule, least-used is ours).
-Eighteen points per model. The numeric axes have at least three values so that an optimum can
-be interior; RWKV's learning rate was widened downwards twice (0.00025, then 0.000125) when the
-optimum sat on its low edge, and the other grids were widened to the same size (LSTM's learning
-rate to 0.00025 and 0.008, CSCG's refit interval to 5 and 200). DHTM's cells per column is not
-an axis: with least-used bursting fixed (clone 0 and clones with live outgoing segments are not
-free), every count above what a column uses (about 10 on this task) gives the same model up to
-a relabelling of clones, so it stays at the paper's 40 and DHTM's nine points go to its segment
+Twenty-four points per model. The numeric axes have at least three values so that an optimum
+can be interior, and an axis was widened whenever the chosen point sat on its edge, every grid
+then grown to the same size. History: 2 x 2 points; then 18 (RWKV's learning rate widened
+downwards twice, to 0.00025 and 0.000125, the others to the same size: LSTM's learning rate to
+0.00025 and 0.008, CSCG's refit interval to 5 and 200); then 24, because LSTM (lr 0.00025, 20
+online steps), RWKV (lr 0.000125) and CSCG (refit every 5) sat on edges: LSTM's learning rate
+down to 0.000125 (0.008, its worst column, left the grid) and online steps up to 40, RWKV's
+learning rate down to 0.0000625 and 0.00003125, CSCG's refit interval down to 2 and 1, and
+DHTM's interior optimum refined (0.125, 0.175, 0.25). DHTM's cells per column is not an axis:
+with least-used bursting fixed (clone 0 and clones with live outgoing segments are not free),
+every count above what a column uses (about 10 on this task) gives the same model up to a
+relabelling of clones, so it stays at the paper's 40 and DHTM's points go to its segment
 learning rate."""
 TUNING_SEEDS = (100, 101, 102)
 """Seeds of the tuning runs (the claims use 0-9, the tests 0-9)."""
@@ -55,10 +68,63 @@ TUNING_CONFIG = with_rnn(
 )
 """The scale of the tuning runs (paper settings; each point overrides its own fields)."""
 
+GRID_WORLD: dict[str, dict[str, tuple]] = {
+    "dhtm": {
+        "dhtm.burst": ("uniform", "least_used"),
+        "dhtm.lr_f": (0.1, 0.025, 0.05, 0.15, 0.2, 0.4),
+    },
+    "cscg": {"cscg.clones": (10, 5, 20), "cscg.refit_every": (10, 2, 5, 25)},
+    "lstm": {"lstm.lr": (0.002, 0.00025, 0.0005, 0.001), "lstm.online_steps": (1, 5, 20)},
+    "ec": {"ec.epsilon": (0.1, 0.0, 0.01, 0.02, 0.03, 0.05, 0.075, 0.15, 0.2, 0.3, 0.4, 0.5)},
+}
+"""The gridworld agents' grids (`dhtm.gridworld`), twelve points each, the first value of each
+key the setting used before tuning (the paper's where it has one). DHTM's bursting rule is an
+axis here too: the gridworld used uniform bursting, chosen on pilot runs of claim seeds."""
+GRID_WORLD_CONFIG = GridConfig(episodes=200, change_episode=60)
+"""The scale of the gridworld tuning runs: 200 episodes, the layout changing at episode 60."""
 
-def grid_points(method: str) -> list[dict[str, object]]:
+
+def _sequence_score(metrics: dict[str, float], method: str) -> float:
+    return metrics[f"{method}/post_switch_area"] + metrics[f"{method}/post_switch_area_back"]
+
+
+def _grid_score(metrics: dict[str, float], method: str) -> float:
+    return metrics[f"{method}/post_change_steps"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Study:
+    """One tuning study: an experiment, its grids, the scale of the runs and the score (lower
+    is better) of one method's run from its metrics."""
+
+    experiment: str
+    grid: dict[str, dict[str, tuple]]
+    base: object
+    score: Callable[[dict[str, float], str], float]
+    score_text: str
+
+
+SEQUENCES = Study(
+    "dhtm.sequences",
+    GRID,
+    TUNING_CONFIG,
+    _sequence_score,
+    "excess surprise over the oracle summed over every episode after the first switch "
+    "(post_switch_area + post_switch_area_back)",
+)
+GRIDWORLD = Study(
+    "dhtm.gridworld",
+    GRID_WORLD,
+    GRID_WORLD_CONFIG,
+    _grid_score,
+    "mean steps to goal over the episodes after the layout change (post_change_steps)",
+)
+STUDIES = {"sequences": SEQUENCES, "gridworld": GRIDWORLD}
+
+
+def grid_points(method: str, study: Study = SEQUENCES) -> list[dict[str, object]]:
     """The grid of `method` as a list of config overrides, in grid order."""
-    fields = GRID[method]
+    fields = study.grid[method]
     return [dict(zip(fields, values)) for values in itertools.product(*fields.values())]
 
 
@@ -68,17 +134,22 @@ def setting(point: dict[str, object]) -> str:
 
 
 def _scores(
-    base: SequenceConfig, method: str, point: dict[str, object], seeds: tuple[int, ...], jobs: int
+    base,
+    method: str,
+    point: dict[str, object],
+    seeds: tuple[int, ...],
+    jobs: int,
+    study: Study = SEQUENCES,
 ) -> list[float]:
-    """The score of one grid point on each seed: `dhtm.sequences` run through the runner (one
-    thread a seed, `jobs` seeds at a time), at `base` with only `method` and the point's
+    """The score of one grid point on each seed: the study's experiment run through the runner
+    (one thread a seed, `jobs` seeds at a time), at `base` with only `method` and the point's
     overrides."""
     cfg = dataclasses.replace(base, methods=(method,))
-    quick = get_experiment("dhtm.sequences").preset("quick")
+    quick = get_experiment(study.experiment).preset("quick")
     overrides = {**diff_overrides(quick, cfg), **point}
     with tempfile.TemporaryDirectory(prefix="dhtm-tuning.") as out:
         report = run_experiment(
-            "dhtm.sequences",
+            study.experiment,
             "quick",
             seeds=seeds,
             overrides=[f"{k}={v if isinstance(v, str) else repr(v)}" for k, v in overrides.items()],
@@ -88,41 +159,44 @@ def _scores(
         )
     if report.failed:
         raise RuntimeError(f"tuning run failed: {report.failed[0].error}")
-    return [
-        r.metrics[f"{method}/post_switch_area"] + r.metrics[f"{method}/post_switch_area_back"]
-        for r in report.results
-    ]
+    return [study.score(r.metrics, method) for r in report.results]
 
 
 def evaluate_grid(
-    base: SequenceConfig = TUNING_CONFIG,
+    base=None,
     seeds: tuple[int, ...] = TUNING_SEEDS,
-    methods: tuple[str, ...] = tuple(GRID),
+    methods: tuple[str, ...] | None = None,
     jobs: int = 1,
     known: list[dict[str, object]] = (),
+    study: Study = SEQUENCES,
 ) -> list[dict[str, object]]:
-    """Score every grid point of `methods` on `seeds`; one row per point, `chosen` marked.
+    """Score every grid point of `methods` (default: all of the study's) on `seeds`, at `base`
+    (default: the study's scale); one row per point, `chosen` marked.
 
     `known`: rows of an earlier run at the same scale and seeds (as written by this function);
     their points are not run again (so a widened axis costs only its new points)."""
+    base = study.base if base is None else base
+    methods = tuple(study.grid) if methods is None else methods
     if not seeds or set(seeds) & set(CLAIM_SEEDS):
         raise ValueError(
             f"seeds={seeds!r} is not allowed: tuning seeds must be given and disjoint from the "
             f"claim and test seeds {CLAIM_SEEDS.start}-{CLAIM_SEEDS.stop - 1}"
         )
-    unknown = set(methods) - set(GRID)
+    unknown = set(methods) - set(study.grid)
     if not methods or unknown:
-        raise ValueError(f"methods={methods!r} is not allowed: a non-empty subset of {tuple(GRID)}")
+        raise ValueError(
+            f"methods={methods!r} is not allowed: a non-empty subset of {tuple(study.grid)}"
+        )
     rows: list[dict[str, object]] = []
     for m in methods:
         group = []
         done = {r["setting"]: r for r in known if r["method"] == m}
-        for p in grid_points(m):
+        for p in grid_points(m, study):
             if setting(p) in done:
                 row = {k: v for k, v in done[setting(p)].items() if k != "chosen"}
                 group.append(row)
                 continue
-            per_seed = _scores(base, m, p, seeds, jobs)
+            per_seed = _scores(base, m, p, seeds, jobs, study)
             row: dict[str, object] = {"method": m, "setting": setting(p)}
             row.update({f"score_seed_{s}": round(v, 3) for s, v in zip(seeds, per_seed)})
             row["score"] = round(sum(per_seed) / len(per_seed), 3)
@@ -134,11 +208,13 @@ def evaluate_grid(
     return rows
 
 
-def chosen(rows: list[dict[str, object]]) -> dict[str, object]:
+def chosen(rows: list[dict[str, object]], study: Study = SEQUENCES) -> dict[str, object]:
     """The config overrides of the chosen points of `rows` (as written by `evaluate_grid`)."""
     out: dict[str, object] = {}
     for row in rows:
         if row["chosen"]:
-            (point,) = [p for p in grid_points(row["method"]) if setting(p) == row["setting"]]
+            (point,) = [
+                p for p in grid_points(row["method"], study) if setting(p) == row["setting"]
+            ]
             out.update(point)
     return out

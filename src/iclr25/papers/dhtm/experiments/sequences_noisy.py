@@ -33,30 +33,31 @@ def _not_learned(b: str) -> str:
     return _NOT_LEARNED.format(B=b, after=_AFTER[b])
 
 
+_Q2 = "at quick scale (2 seeds, 100 episodes per phase) "
+# quick areas per seed (after the switch, after the switch back); DHTM: 73-109 and 89-106
+_QUICK_AREA = {"LSTM": ("23-37", "20-27"), "RWKV": ("30-41", "28-33"), "CSCG": ("54-65", "45-47")}
+
+
 def _area(b: str, when: str) -> dict[str, tuple[str, str]]:
+    back = when.endswith("back")
+    ours = ("73-109", "89-106")[back]
     quick = (
-        "at quick scale (3 seeds, 100 episodes per phase) with noisy emissions DHTM does not "
-        "learn the aliased contexts (excess surprise about 0.7 nats per step before the "
-        f"switch) and its area {when} is far above {b}'s on every seed"
+        _Q2 + "with noisy emissions DHTM does not learn the aliased contexts (excess surprise "
+        f"about 0.7 nats per step before the switch) and its area {when} ({ours}) is above "
+        f"{b}'s ({_QUICK_AREA[b][back]}) on both seeds"
     )
     full = _not_learned(b) + f", so its area {when} is far above {b}'s"
-    return {"quick": ("contradicted", quick), "full": ("contradicted", full)}
-
-
-_AREA_CSCG_QUICK = (
-    "inconclusive",
-    "at quick scale (3 seeds, 100 episodes per phase) DHTM's area after the switch "
-    "(about 88, 73-109 over seeds) is above CSCG's (61), which does not learn the noisy "
-    "contexts well either; the 95% t interval of the difference includes 0",
-)
+    verdict = "contradicted" if (b, back) == ("LSTM", True) else "inconclusive"
+    if verdict == "inconclusive":
+        quick += "; with 2 seeds the 95% t interval of the difference still includes 0"
+    return {"quick": (verdict, quick), "full": ("contradicted", full)}
 
 
 def _censored(b: str, what: str) -> tuple[str, str]:
     return (
         "inconclusive",
-        f"at quick scale (3 seeds, 100 episodes per phase) DHTM never recovers under noisy "
-        f"emissions (censored at 100 episodes) and {b} {what}; the 95% t interval of the "
-        "difference includes 0",
+        _Q2 + "DHTM never recovers under noisy emissions (censored at 100 episodes) and "
+        f"{b} {what}; the 95% t interval of the difference includes 0",
     )
 
 
@@ -79,8 +80,8 @@ def _recovery_cscg(when: str, ours: int, theirs: int) -> tuple[str, str]:
 
 _SF_QUICK = (
     "inconclusive",
-    "at quick scale (3 seeds) DHTM's SF error under noisy emissions varies widely across seeds; "
-    "the 95% t interval of the difference includes 0",
+    _Q2 + "DHTM's SF error under noisy emissions varies widely across seeds; the 95% t "
+    "interval of the difference includes 0",
 )
 
 
@@ -91,17 +92,16 @@ def _sf_full(b: str) -> tuple[str, str]:
 CLAIMS = sequence_claims(
     {
         **{f"area_vs_{b}": _area(b.upper(), "after the switch") for b in ("lstm", "rwkv", "cscg")},
-        "area_vs_cscg": {**_area("CSCG", "after the switch"), "quick": _AREA_CSCG_QUICK},
         **{
             f"area_back_vs_{b}": _area(b.upper(), "after the switch back")
             for b in ("lstm", "rwkv", "cscg")
         },
         "recovery_vs_lstm": {
-            "quick": _censored("LSTM", "recovers late on some seeds"),
+            "quick": _censored("LSTM", "recovers on one seed (after 67 episodes)"),
             "full": _recovery_full("LSTM"),
         },
         "recovery_back_vs_lstm": {
-            "quick": _censored("LSTM", "recovers from the switch back on some seeds"),
+            "quick": _censored("LSTM", "recovers from the switch back on one seed (after 78)"),
             "full": _recovery_full("LSTM"),
         },
         **{
@@ -136,6 +136,6 @@ EXPERIMENT = Experiment(
     run=run_sequences,
     claims=CLAIMS,
     metrics=SEQ_METRICS,
-    seeds={"smoke": 1, "quick": 3, "full": 10},
+    seeds={"smoke": 1, "quick": 2, "full": 10},
     figures=functools.partial(plots.sequence_figures, name="dhtm.sequences_noisy"),
 )
