@@ -3,9 +3,8 @@
 
 Runs every grid point of a study at its tuning scale on the tuning seeds (disjoint from the
 claim seeds) and writes `benchmarks/results/dhtm_tuning.json` (sequences) or
-`dhtm_gridworld_tuning.json` (gridworld), whose rows the docs page shows; the chosen points must
-equal `TUNED` in `iclr25.papers.dhtm.training` and `GRID_TUNED` in
-`iclr25.papers.dhtm.experiments.gridworld` (tests check it).
+`dhtm_gridworld_tuning.json` (gridworld), whose rows the docs page shows; the sequence study's
+chosen points must equal `TUNED` in `iclr25.papers.dhtm.training` (a test checks it).
 
     python benchmarks/tune_dhtm.py --jobs 2
     python benchmarks/tune_dhtm.py --study gridworld --jobs 2

@@ -33,32 +33,32 @@ def _not_learned(b: str) -> str:
     return _NOT_LEARNED.format(B=b, after=_AFTER[b])
 
 
-_Q2 = "at quick scale (2 seeds, 100 episodes per phase) "
-# quick areas per seed (after the switch, after the switch back); DHTM: 73-109 and 89-106
-_QUICK_AREA = {"LSTM": ("23-37", "20-27"), "RWKV": ("30-41", "28-33"), "CSCG": ("54-65", "45-47")}
+_Q3 = "at quick scale (3 seeds, 60 episodes per phase) "
+# quick areas per seed (after the switch, after the switch back); DHTM: 48-59 and 43-52
+_QUICK_AREA = {"LSTM": ("30-38", "14-20"), "RWKV": ("25-36", "16-22"), "CSCG": ("36-41", "28-33")}
 
 
 def _area(b: str, when: str) -> dict[str, tuple[str, str]]:
     back = when.endswith("back")
-    ours = ("73-109", "89-106")[back]
     quick = (
-        _Q2 + "with noisy emissions DHTM does not learn the aliased contexts (excess surprise "
-        f"about 0.7 nats per step before the switch) and its area {when} ({ours}) is above "
-        f"{b}'s ({_QUICK_AREA[b][back]}) on both seeds"
+        _Q3 + "with noisy emissions DHTM does not learn the aliased contexts well (excess "
+        f"surprise 0.3-0.7 nats per step before the switch) and its area {when} "
+        f"({('48-59', '43-52')[back]}) is above {b}'s ({_QUICK_AREA[b][back]}) on every seed"
     )
     full = _not_learned(b) + f", so its area {when} is far above {b}'s"
-    verdict = "contradicted" if (b, back) == ("LSTM", True) else "inconclusive"
-    if verdict == "inconclusive":
-        quick += "; with 2 seeds the 95% t interval of the difference still includes 0"
-    return {"quick": (verdict, quick), "full": ("contradicted", full)}
+    if (b, back) == ("CSCG", True):
+        return {
+            "quick": ("inconclusive", quick + "; the 95% t interval of the difference includes 0"),
+            "full": ("contradicted", full),
+        }
+    return {"quick": ("contradicted", quick), "full": ("contradicted", full)}
 
 
-def _censored(b: str, what: str) -> tuple[str, str]:
-    return (
-        "inconclusive",
-        _Q2 + "DHTM never recovers under noisy emissions (censored at 100 episodes) and "
-        f"{b} {what}; the 95% t interval of the difference includes 0",
-    )
+_CENSORED = (
+    "inconclusive",
+    _Q3 + "under noisy emissions no model recovers within 60 episodes (every recovery time is "
+    "censored at 60, a zero difference on every seed)",
+)
 
 
 def _recovery_full(b: str) -> tuple[str, str]:
@@ -78,13 +78,6 @@ def _recovery_cscg(when: str, ours: int, theirs: int) -> tuple[str, str]:
     )
 
 
-_SF_QUICK = (
-    "inconclusive",
-    _Q2 + "DHTM's SF error under noisy emissions varies widely across seeds; the 95% t "
-    "interval of the difference includes 0",
-)
-
-
 def _sf_full(b: str) -> tuple[str, str]:
     return ("contradicted", _not_learned(b) + f": its SF error is above {b}'s")
 
@@ -96,32 +89,21 @@ CLAIMS = sequence_claims(
             f"area_back_vs_{b}": _area(b.upper(), "after the switch back")
             for b in ("lstm", "rwkv", "cscg")
         },
-        "recovery_vs_lstm": {
-            "quick": _censored("LSTM", "recovers on one seed (after 67 episodes)"),
-            "full": _recovery_full("LSTM"),
-        },
-        "recovery_back_vs_lstm": {
-            "quick": _censored("LSTM", "recovers from the switch back on one seed (after 78)"),
-            "full": _recovery_full("LSTM"),
-        },
         **{
-            f"{c}_vs_{b}": {
-                "quick": _censored(b.upper(), "is censored too"),
-                "full": _recovery_full(b.upper()),
-            }
+            f"{c}_vs_{b}": {"quick": _CENSORED, "full": _recovery_full(b.upper())}
             for c in ("recovery", "recovery_back")
-            for b in ("rwkv", "cscg")
+            for b in ("lstm", "rwkv")
         },
         "recovery_vs_cscg": {
-            "quick": _censored("CSCG", "is censored too"),
+            "quick": _CENSORED,
             "full": _recovery_cscg("after the switch", 233, 256),
         },
         "recovery_back_vs_cscg": {
-            "quick": _censored("CSCG", "is censored too"),
+            "quick": _CENSORED,
             "full": _recovery_cscg("after the switch back", 300, 248),
         },
         **{
-            f"sf_error_vs_{b}": {"quick": _SF_QUICK, "full": _sf_full(b.upper())}
+            f"sf_error_vs_{b}": {"quick": "reproduced", "full": _sf_full(b.upper())}
             for b in ("lstm", "rwkv", "cscg")
         },
     }
@@ -136,6 +118,6 @@ EXPERIMENT = Experiment(
     run=run_sequences,
     claims=CLAIMS,
     metrics=SEQ_METRICS,
-    seeds={"smoke": 1, "quick": 2, "full": 10},
+    seeds={"smoke": 1, "quick": 3, "full": 10},
     figures=functools.partial(plots.sequence_figures, name="dhtm.sequences_noisy"),
 )
