@@ -56,7 +56,11 @@ downwards twice, to 0.00025 and 0.000125, the others to the same size: LSTM's le
 online steps), RWKV (lr 0.000125) and CSCG (refit every 5) sat on edges: LSTM's learning rate
 down to 0.000125 (0.008, its worst column, left the grid) and online steps up to 40, RWKV's
 learning rate down to 0.0000625 and 0.00003125, CSCG's refit interval down to 2 and 1, and
-DHTM's interior optimum refined (0.125, 0.175, 0.25). DHTM's cells per column is not an axis:
+DHTM's interior optimum refined (0.125, 0.175, 0.25); LSTM's and RWKV's learning rates then sat
+on their new low edges, so each window slid down once more at 24 points (LSTM + 0.0000625,
+RWKV + 0.000015625, both - 0.004), and every learning rate, clone count and refit interval
+chosen is interior. The online steps stop at 40 (LSTM) and 20 (RWKV), the chosen tops: more
+would take the full preset past its 30-minute budget. DHTM's cells per column is not an axis:
 with least-used bursting fixed (clone 0 and clones with live outgoing segments are not free),
 every count above what a column uses (about 10 on this task) gives the same model up to a
 relabelling of clones, so it stays at the paper's 40 and DHTM's points go to its segment

@@ -60,14 +60,14 @@ def _quick(b: str, metric: str) -> tuple[str, str] | str:
 
 
 _WHY_FULL = (
-    "at a redraw DHTM's excess surprise is about 2.8 nats (LSTM 0.04, RWKV 0.6, CSCG 1.1: with "
+    "at a redraw DHTM's excess surprise is about 2.8 nats (LSTM 0.14, RWKV 0.76, CSCG 1.1: with "
     "no active segment for a rare transition it predicts zero for it), at the later steps of such "
-    "an episode 1.55 (CSCG 0.3: least-used bursting starts a fresh chain of cells), and on the "
-    "other steps 0.09 (LSTM 0.14, CSCG 0.05)"
+    "an episode 1.55 (LSTM 0.68, RWKV 0.44, CSCG 0.33: least-used bursting starts a fresh chain "
+    "of cells), and on the other steps 0.09 (LSTM 0.17, RWKV 0.09, CSCG 0.05)"
 )
 # full-preset means over the 10 seeds (after the switch, after the switch back)
-_FULL_AREA = {"LSTM": (41, 30), "RWKV": (32, 19), "CSCG": (44, 43)}
-_FULL_RECOVERY = {"LSTM": (61, 33), "RWKV": (58, 25), "CSCG": (108, 95)}
+_FULL_AREA = {"LSTM": (50, 40), "RWKV": (37, 26), "CSCG": (44, 43)}
+_FULL_RECOVERY = {"LSTM": (64, 37), "RWKV": (49, 29), "CSCG": (108, 95)}
 
 
 def _full(b: str, metric: str) -> tuple[str, str] | str:
@@ -91,15 +91,16 @@ def _full(b: str, metric: str) -> tuple[str, str] | str:
                 "across seeds (47-174 and 43-300 after the switch), and the 95% t interval of "
                 "the difference includes 0",
             )
+        if (b, back) == ("LSTM", False):
+            return (
+                "inconclusive",
+                "DHTM recovers in about 94 episodes, the tuned LSTM (lr 0.000125) in 64, sooner "
+                "on 8 of 10 seeds, but both vary widely (47-174 and 29-95), and the 95% t "
+                "interval of the difference includes 0",
+            )
         return (
             "contradicted",
             f"DHTM recovers in about {ours} episodes, {b} in {theirs}: " + _WHY_FULL,
-        )
-    if b == "RWKV":
-        return (
-            "inconclusive",
-            "DHTM's SF error at the end of phase B (about 0.40) is below RWKV's (0.47) on "
-            "average, but the 95% t interval of the difference includes 0",
         )
     return "reproduced"
 
