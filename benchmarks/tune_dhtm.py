@@ -19,6 +19,7 @@ from pathlib import Path
 
 from iclr25.core.bench import bench_result, load_average, print_rows
 from iclr25.core.config import diff_overrides
+from iclr25.core.envinfo import envinfo
 from iclr25.core.registry import get_experiment
 from iclr25.papers.dhtm.tuning import STUDIES, TUNING_SEEDS, chosen, evaluate_grid
 
@@ -47,23 +48,34 @@ def main(argv: list[str] | None = None) -> dict:
     study = STUDIES[args.study]
     if args.out is None:
         args.out = str(OUT[args.study])
-    smoke = get_experiment(study.experiment).preset("smoke")
-    base = smoke if args.smoke else study.base
+    base = get_experiment(study.experiment).preset("smoke") if args.smoke else study.base
     if args.smoke:
         seeds = seeds[:1]
     scale = {  # where the tuning scale differs from the default config (JSON types)
         k: list(v) if isinstance(v, tuple) else v
         for k, v in diff_overrides(type(base)(), base).items()
     }
-    known = []
+    known, batches = [], []
     if args.reuse and args.out and Path(args.out).exists():
         old = json.loads(Path(args.out).read_text())
         same = old["settings"]["seeds"] == list(seeds) and old["settings"]["scale"] == scale
         if not same:
             p.error(f"--reuse: {args.out} was run at another scale or on other seeds")
-        known = old["rows"]
+        known, batches = old["rows"], old["settings"].get("row_batches", [])
+    known_settings = {(r["method"], r["setting"]) for r in known}
     load_before = load_average()
     rows = evaluate_grid(base, seeds, jobs=args.jobs, known=known, study=study)
+    # Provenance of each batch of rows (a --reuse run adds one for the points it ran); the
+    # scores are deterministic given the commit, so the load says only how long they took.
+    new = [
+        (r["method"], r["setting"])
+        for r in rows
+        if (r["method"], r["setting"]) not in known_settings
+    ]
+    if new:
+        git = {k: v for k, v in envinfo().items() if k.startswith("git_")}
+        load = {"before": load_before, "after": load_average()}
+        batches.append({"points": [" | ".join(k) for k in new], **git, "load": load})
     return bench_result(
         "dhtm_tuning_grid" if args.study == "sequences" else "dhtm_gridworld_tuning_grid",
         f"{study.experiment}: score = {study.score_text}, mean over tuning seeds {seeds}, at "
@@ -74,6 +86,7 @@ def main(argv: list[str] | None = None) -> dict:
             "grid": study.grid,
             "threads": 1,
             "jobs": args.jobs,
+            "row_batches": batches,
         },
         rows=rows,
         out=args.out,

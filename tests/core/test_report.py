@@ -6,7 +6,13 @@ from pathlib import Path
 
 from iclr25.core import registry
 from iclr25.core.claims import Claim
-from iclr25.core.report import build_html, quick_vs_full_markdown, replace_block, update_docs
+from iclr25.core.report import (
+    bench_markdown,
+    build_html,
+    quick_vs_full_markdown,
+    replace_block,
+    update_docs,
+)
 from iclr25.papers import PLANNED
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -181,3 +187,31 @@ def test_check_results_names_each_untrustworthy_result(tmp_path, caplog):
     no_git = check_results(tmp_path, repo=tmp_path)
     assert not any("ancestor" in p for p in no_git) and len(no_git) == 3
     assert "commits not checked" in caplog.text
+
+
+def test_bench_block_gives_each_batch_its_own_provenance(tmp_path):
+    """A grid widened in batches says, per batch, the commit and load its rows ran at; the
+    file's top-level load (that of the last rewrite) is not shown as theirs."""
+    import json
+
+    batches = [
+        {"points": ["a", "b"], "git_sha": None, "git_dirty": None, "load": None, "note": "old"},
+        {
+            "points": ["c"],
+            "git_sha": "0123456789",
+            "git_dirty": True,
+            "load": {"before": 0.1, "after": 1.9},
+        },
+    ]
+    data = {
+        "benchmark": "g",
+        "settings": {"threads": 1, "row_batches": batches},
+        "rows": [{"x": 1}],
+    }
+    data["load"] = {"before": 3.0, "after": 3.0}
+    (tmp_path / "p_grid.json").write_text(json.dumps(data))
+    text = bench_markdown(tmp_path, "p")
+    assert (
+        "2 batch(es): 2 rows at unrecorded provenance (old); 1 rows at commit 0123456 with " in text
+    )
+    assert "load average 0.1 before and 1.9 after" in text and "3.0" not in text

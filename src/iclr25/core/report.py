@@ -299,6 +299,17 @@ def quick_vs_full_markdown(experiments: Sequence[Experiment]) -> str:
     return "\n".join(parts)
 
 
+def _batch_provenance(batch: dict) -> str:
+    if batch.get("git_sha") is None:
+        return f"unrecorded provenance ({batch.get('note', 'no note')})"
+    dirty = " with uncommitted changes" if batch.get("git_dirty") else ""
+    load = batch.get("load") or {}
+    return (
+        f"commit {batch['git_sha'][:7]}{dirty}, load average {load.get('before')} before and "
+        f"{load.get('after')} after"
+    )
+
+
 def bench_markdown(bench_dir: Path, slug: str) -> str:
     """The stored benchmark results `benchmarks/results/<slug>*.json` as Markdown tables."""
     parts = []
@@ -315,6 +326,11 @@ def bench_markdown(bench_dir: Path, slug: str) -> str:
             if load
             else ", load average not recorded"
         )
+        batches = data.get("settings", {}).get("row_batches")
+        if batches:  # rows run in several batches (a widened grid): each batch's provenance
+            load_text = f"; rows run in {len(batches)} batch(es): " + "; ".join(
+                f"{len(b['points'])} rows at {_batch_provenance(b)}" for b in batches
+            )
         parts += [
             f"`{path.name}`: {data.get('benchmark', path.stem)}; reference: "
             f"{data.get('reference', '-')}; torch {env.get('torch', '?')}, "

@@ -104,7 +104,7 @@ def test_tuning_refuses_claim_seeds():
 def test_tuning_selects_the_lowest_mean_score_on_tuning_seeds(monkeypatch):
     calls = []
 
-    def fake_scores(base, method, point, seeds, jobs, study):
+    def fake_scores(base, method, point, seeds, study):
         calls.extend(seeds)
         return [abs(point["dhtm.lr_f"] - 0.05) + s % 2 for s in seeds]
 
@@ -115,6 +115,22 @@ def test_tuning_selects_the_lowest_mean_score_on_tuning_seeds(monkeypatch):
     assert [r["chosen"] for r in rows] == [""] * 3 + ["yes"] + [""] * 20
     assert rows[3]["score"] == pytest.approx(0.5)
     assert tuning.chosen(rows) == {"dhtm.burst": "uniform", "dhtm.lr_f": 0.05}
+
+
+def test_tuning_runs_only_the_missing_points_and_the_same_in_parallel():
+    """`known` rows are kept, not rerun; (point, seed) tasks in 2 worker processes score the
+    same as in this process."""
+    s = tuning.GRIDWORLD
+    smoke = tuning.get_experiment(s.experiment).preset("smoke")
+    points = tuning.grid_points("ec", s)
+    known = [
+        {"method": "ec", "setting": tuning.setting(p), "score_seed_100": -1.0, "score": -1.0}
+        for p in points[2:]
+    ]
+    rows = {jobs: tuning.evaluate_grid(smoke, (100,), ("ec",), jobs, known, s) for jobs in (1, 2)}
+    assert rows[1] == rows[2] and len(rows[1]) == 12
+    assert [r["score"] for r in rows[1][2:]] == [-1.0] * 10  # kept (a run never scores < 0)
+    assert all(0 < r["score"] <= smoke.max_steps for r in rows[1][:2])  # run: steps to goal
 
 
 def test_a_tuning_point_runs_through_the_runner_at_the_base_config(monkeypatch):
@@ -130,7 +146,7 @@ def test_a_tuning_point_runs_through_the_runner_at_the_base_config(monkeypatch):
     monkeypatch.setattr(tuning, "run_experiment", spy)
     base = SEQ_PRESETS["smoke"]
     point = tuning.grid_points("lstm")[-1]
-    scores = tuning._scores(base, "lstm", point, (100,), jobs=1)
+    scores = tuning._scores(base, "lstm", point, (100,))
     assert len(scores) == 1 and scores[0] == scores[0]  # a number, not NaN
     assert seen["name"] == "dhtm.sequences" and seen["threads"] == 1 and seen["seeds"] == (100,)
     quick = tuning.get_experiment("dhtm.sequences").preset("quick")

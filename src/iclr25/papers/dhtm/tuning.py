@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import multiprocessing
 import tempfile
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 
 from iclr25.core.config import diff_overrides
 from iclr25.core.registry import get_experiment
@@ -147,12 +149,10 @@ def _scores(
     method: str,
     point: dict[str, object],
     seeds: tuple[int, ...],
-    jobs: int,
     study: Study = SEQUENCES,
 ) -> list[float]:
     """The score of one grid point on each seed: the study's experiment run through the runner
-    (one thread a seed, `jobs` seeds at a time), at `base` with only `method` and the point's
-    overrides."""
+    (one thread, seeds in turn), at `base` with only `method` and the point's overrides."""
     cfg = dataclasses.replace(base, methods=(method,))
     quick = get_experiment(study.experiment).preset("quick")
     overrides = {**diff_overrides(quick, cfg), **point}
@@ -163,12 +163,17 @@ def _scores(
             seeds=seeds,
             overrides=[f"{k}={v if isinstance(v, str) else repr(v)}" for k, v in overrides.items()],
             out=out,
-            jobs=jobs,
             threads=1,
         )
     if report.failed:
         raise RuntimeError(f"tuning run failed: {report.failed[0].error}")
     return [study.score(r.metrics, method) for r in report.results]
+
+
+def _score_one(task: tuple) -> float:
+    base, method, point, seed, study = task
+    (score,) = _scores(base, method, point, (seed,), study)
+    return score
 
 
 def evaluate_grid(
@@ -180,7 +185,8 @@ def evaluate_grid(
     study: Study = SEQUENCES,
 ) -> list[dict[str, object]]:
     """Score every grid point of `methods` (default: all of the study's) on `seeds`, at `base`
-    (default: the study's scale); one row per point, `chosen` marked.
+    (default: the study's scale); one row per point, `chosen` marked. Each (point, seed) is one
+    task; `jobs` tasks run at a time, in processes of their own.
 
     `known`: rows of an earlier run at the same scale and seeds (as written by this function);
     their points are not run again (so a widened axis costs only its new points)."""
@@ -196,20 +202,27 @@ def evaluate_grid(
         raise ValueError(
             f"methods={methods!r} is not allowed: a non-empty subset of {tuple(study.grid)}"
         )
+    done = {(r["method"], r["setting"]): r for r in known}
+    todo = [(m, p) for m in methods for p in grid_points(m, study) if (m, setting(p)) not in done]
+    tasks = [(base, m, p, s, study) for m, p in todo for s in seeds]
+    if jobs > 1 and len(tasks) > 1:
+        spawn = multiprocessing.get_context("spawn")  # no fork of a process torch has threaded
+        with ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=spawn) as pool:
+            scores = list(pool.map(_score_one, tasks))
+    else:
+        scores = [_score_one(t) for t in tasks]
+    for i, (m, p) in enumerate(todo):
+        per_seed = scores[i * len(seeds) : (i + 1) * len(seeds)]
+        row: dict[str, object] = {"method": m, "setting": setting(p)}
+        row.update({f"score_seed_{s}": round(v, 3) for s, v in zip(seeds, per_seed)})
+        row["score"] = round(sum(per_seed) / len(per_seed), 3)
+        done[m, setting(p)] = row
     rows: list[dict[str, object]] = []
     for m in methods:
-        group = []
-        done = {r["setting"]: r for r in known if r["method"] == m}
-        for p in grid_points(m, study):
-            if setting(p) in done:
-                row = {k: v for k, v in done[setting(p)].items() if k != "chosen"}
-                group.append(row)
-                continue
-            per_seed = _scores(base, m, p, seeds, jobs, study)
-            row: dict[str, object] = {"method": m, "setting": setting(p)}
-            row.update({f"score_seed_{s}": round(v, 3) for s, v in zip(seeds, per_seed)})
-            row["score"] = round(sum(per_seed) / len(per_seed), 3)
-            group.append(row)
+        group = [
+            {k: v for k, v in done[m, setting(p)].items() if k != "chosen"}
+            for p in grid_points(m, study)
+        ]
         best = min(range(len(group)), key=lambda i: group[i]["score"])
         for i, row in enumerate(group):
             row["chosen"] = "yes" if i == best else ""
