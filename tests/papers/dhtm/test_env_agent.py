@@ -21,28 +21,37 @@ def test_env_passes_gymnasium_checker():
 
 
 def test_env_dynamics_rewards_and_layouts(seed):
+    """The official environment's rooms and collision hint."""
     env = make_env(colour_seed=seed)
     obs, info = env.reset()
-    assert info["position"] == (0, 2) and obs == env.colours[0, 2]
-    _, r, term, trunc, info = env.step(0)  # up: the border
-    assert info["position"] == (0, 2) and r == pytest.approx(-0.12)
-    assert env.shortest_path() == 4
-    for _ in range(3):
-        env.step(2)
-    obs, r, term, trunc, info = env.step(2)
+    assert info["position"] == (4, 0) and obs == env.colours[4, 0] < env.n_colours
+    obs, r, term, trunc, info = env.step(3)  # left: the border, observed as such
+    assert info["position"] == (4, 0) and r == pytest.approx(-0.12) and obs == env.border_obs
+    assert env.shortest_path() == 3
+    for _ in range(2):
+        obs, *_ = env.step(0)
+        assert obs < env.n_colours
+    obs, r, term, trunc, info = env.step(0)
     assert term and not trunc and obs == env.n_colours and r == pytest.approx(0.98)
     env.set_layout("blocked")
-    assert env.shortest_path() == 8
+    assert env.shortest_path() == 9
+    assert env.walls[2].tolist() == [True, True, True, False, False]
     env.reset()
-    env.step(2)
-    _, r, _, _, info = env.step(2)  # into the wall
-    assert info["position"] == (1, 2) and r == pytest.approx(-0.12)
+    env.step(0)
+    obs, r, _, _, info = env.step(0)  # into the wall
+    assert info["position"] == (3, 0) and r == pytest.approx(-0.12) and obs == env.wall_obs
+    assert env.observation_space.n == env.n_colours + 3
+    # without the hint a collision shows the cell's colour again (our earlier variant)
+    plain = make_env(colour_seed=seed, collision_hint=False)
+    plain.reset()
+    obs, r, *_ = plain.step(3)
+    assert obs == plain.colours[4, 0] and plain.observation_space.n == plain.n_colours + 1
 
 
 def test_env_truncates():
     env = make_env(max_steps=3)
     env.reset()
-    out = [env.step(0) for _ in range(3)]
+    out = [env.step(3) for _ in range(3)]  # into the border
     assert [o[3] for o in out] == [False, False, True]
 
 
@@ -60,7 +69,7 @@ def test_env_bad_input():
 @pytest.mark.parametrize(
     "kwargs, error, match",
     [
-        ({"size": 2}, ValueError, "size=2"),
+        ({"size": 3}, ValueError, "size=3"),
         ({"size": 5.0}, TypeError, r"size=5\.0"),
         ({"n_colours": True}, TypeError, "n_colours=True"),
         ({"max_steps": 0}, ValueError, "max_steps=0"),
@@ -89,8 +98,9 @@ def test_sf_agent_with_dhtm_learns_the_free_layout(seed):
     from iclr25.papers.dhtm.method import DHTM
 
     env = make_env(colour_seed=seed)
+    n_obs = env.observation_space.n
     memory = DHTM(
-        5,
+        n_obs,
         4,
         cells_per_column=10,
         n_copies=1,
@@ -98,7 +108,7 @@ def test_sf_agent_with_dhtm_learns_the_free_layout(seed):
         burst="uniform",
         random_state=seed,
     )
-    agent = SFAgent(memory, 5, 4, horizon=8, stop=GoalStop(), random_state=seed)
+    agent = SFAgent(memory, n_obs, 4, horizon=8, stop=GoalStop(), random_state=seed)
     steps = [run_episode(env, agent) for _ in range(25)]
     assert agent.rewards_[env.n_colours] > 0.5  # the goal colour is rewarding
     assert np.mean(steps[-5:]) < np.mean(steps[:5])
@@ -109,7 +119,8 @@ def test_grid_config_groups():
     from iclr25.papers.dhtm.experiments.gridworld import ECConfig, GridConfig
 
     cfg = GridConfig()
-    assert cfg.dhtm.burst == "uniform" and cfg.dhtm.cells_per_column == 20
+    assert cfg.dhtm.burst == "uniform" and cfg.dhtm.cells_per_column == 40
+    assert (cfg.dhtm.copies, cfg.dhtm.vars_per_factor, cfg.collision_hint) == (3, 4, True)
     assert (cfg.cscg.buffer, cfg.cscg.refit_every, cfg.lstm.batches) == (100, 10, 10)
     with pytest.raises(ConfigError, match="epsilon=nan"):
         ECConfig(epsilon=float("nan"))

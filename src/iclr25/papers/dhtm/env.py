@@ -4,13 +4,17 @@ The agent sees only the colour of its cell: the free cells carry `n_colours` col
 (aliased), the goal a unique colour `n_colours`. Actions: 0 up, 1 right, 2 down, 3 left. Each
 step costs `step_reward`; moving into a wall or the border leaves the agent in place and costs
 `collision_reward` more; reaching the goal gives `goal_reward` and ends the episode; episodes
-are truncated after `max_steps`.
+are truncated after `max_steps`. A collision is observed (`collision_hint`, the official
+environment's rule, the default): the observation of that step is `border_obs` or `wall_obs`
+instead of the cell's colour.
 
-Layouts (5 x 5 by default; start at the top middle, goal at the bottom middle):
+Layouts, the official code's `free` and `blocked` setups (5 x 5 by default; start at the bottom
+left, goal one row below the top in the left column):
 
-- "free": no walls; the shortest path goes straight down (size - 1 steps).
-- "blocked": a wall fills the middle row except its first cell, so the agent must detour
-  (`set_layout` switches it mid-run: the non-stationarity of the paper's gridworld).
+- "free": no walls; the shortest path goes straight up (size - 2 steps).
+- "blocked": a wall fills row 2 from the left edge to the middle column, so the agent must go
+  round it on the right (`set_layout` switches it mid-run: the non-stationarity of the paper's
+  gridworld).
 
 Needs the `rl` extra (gymnasium).
 """
@@ -32,7 +36,8 @@ LAYOUTS = ("free", "blocked")
 class GridWorldPOMDP(gym.Env):
     """Gymnasium environment: `reset(seed=...)` -> (colour, info); `step(a)` -> (colour,
     reward, terminated, truncated, info). `info` holds the position (not part of the
-    observation)."""
+    observation). Observations: the colours 0 .. n_colours - 1, the goal `n_colours`, and with
+    the collision hint `border_obs` (n_colours + 1) and `wall_obs` (n_colours + 2)."""
 
     metadata: ClassVar[dict] = {"render_modes": []}
 
@@ -46,8 +51,14 @@ class GridWorldPOMDP(gym.Env):
         collision_reward: float = -0.1,
         goal_reward: float = 1.0,
         colour_seed: int = 0,
+        collision_hint: bool = True,
     ) -> None:
-        size = check_int("size", size, 3)
+        # The layouts and the collision hint are the official environment's (him-agent:
+        # hima/envs/gridworld.py; successor_representations configs: environment/gridworld/
+        # pomdp.yaml has `collision_hint: true`, setups/free.yaml and blocked.yaml the rooms);
+        # `collision_hint=False` is our earlier variant, where a collision shows the cell's
+        # colour again.
+        size = check_int("size", size, 4)
         n_colours = check_int("n_colours", n_colours, 1)
         self.size = size
         self.n_colours = n_colours
@@ -55,12 +66,14 @@ class GridWorldPOMDP(gym.Env):
         self.step_reward = check_float("step_reward", step_reward)
         self.collision_reward = check_float("collision_reward", collision_reward)
         self.goal_reward = check_float("goal_reward", goal_reward)
-        self.start = (0, size // 2)
-        self.goal = (size - 1, size // 2)
+        self.start = (size - 1, 0)
+        self.goal = (1, 0)
         rng = np.random.default_rng(check_int("colour_seed", colour_seed, 0))
         self.colours = rng.integers(n_colours, size=(size, size))
         self.colours[self.goal] = n_colours
-        self.observation_space = spaces.Discrete(n_colours + 1)
+        self.collision_hint = bool(collision_hint)
+        self.border_obs, self.wall_obs = n_colours + 1, n_colours + 2
+        self.observation_space = spaces.Discrete(n_colours + (3 if self.collision_hint else 1))
         self.action_space = spaces.Discrete(4)
         self.set_layout(layout)
         self._pos = self.start
@@ -71,7 +84,7 @@ class GridWorldPOMDP(gym.Env):
         self.layout = check_choice("layout", layout, LAYOUTS)
         self.walls = np.zeros((self.size, self.size), bool)
         if layout == "blocked":
-            self.walls[self.size // 2, 1:] = True
+            self.walls[2, : self.size // 2 + 1] = True
 
     def shortest_path(self) -> int:
         """Steps of the shortest path from start to goal in the current layout (BFS)."""
@@ -104,12 +117,17 @@ class GridWorldPOMDP(gym.Env):
         self._t += 1
         q = (self._pos[0] + MOVES[action][0], self._pos[1] + MOVES[action][1])
         reward = self.step_reward
-        if 0 <= q[0] < self.size and 0 <= q[1] < self.size and not self.walls[q]:
+        inside = 0 <= q[0] < self.size and 0 <= q[1] < self.size
+        obs = None
+        if inside and not self.walls[q]:
             self._pos = q
         else:
             reward += self.collision_reward
+            if self.collision_hint:
+                obs = self.wall_obs if inside else self.border_obs
         terminated = self._pos == self.goal
         if terminated:
             reward += self.goal_reward
         truncated = not terminated and self._t >= self.max_steps
-        return int(self.colours[self._pos]), reward, terminated, truncated, {"position": self._pos}
+        obs = int(self.colours[self._pos]) if obs is None else obs
+        return obs, reward, terminated, truncated, {"position": self._pos}

@@ -11,8 +11,8 @@ steps to goal after the change. Scores are averaged over the tuning seeds and th
 chosen (ties: the earlier point). The sequence study's chosen points are `TUNED` in
 `training.py`, which the quick and full presets use (a test checks them against
 `benchmarks/results/dhtm_tuning.json`, written by `benchmarks/tune_dhtm.py`). The gridworld
-study's grid is committed (`dhtm_gridworld_tuning.json`) but not applied to the gridworld's
-presets yet (issue 19: CSCG's clone axis is still being widened).
+study's grid is committed (`dhtm_gridworld_tuning.json`); its application to the gridworld's
+presets follows the rerun on the official environment (issue 19).
 """
 
 from __future__ import annotations
@@ -86,11 +86,11 @@ GRID_WORLD: dict[str, dict[str, tuple]] = {
 }
 """The gridworld agents' grids (`dhtm.gridworld`), twelve points each, the first value of each
 key the setting used before tuning (the paper's where it has one). DHTM's bursting rule is an
-axis here too (the gridworld used uniform bursting, chosen on pilot runs of claim seeds). Widened
-where the optimum sat on an edge, keeping twelve points: DHTM's lr 0.6 replaced 0.025, CSCG's
-refit interval 1 replaced 25, the LSTM's 0 online steps replaced 20; then CSCG's 40 clones
-replaced 5 (20 clones refitting every episode had become best). CSCG's best point is now at 40
-clones, again the top of its axis (issue 19: to be widened to 80)."""
+axis here too (the gridworld used uniform bursting, chosen on pilot runs of claim seeds). The
+axes are those reached on the earlier environment (our own layout, no collision hint), where an
+optimum on an edge had widened them at twelve points (DHTM's lr 0.6 for 0.025, CSCG's refit
+interval 1 for 25 and 40 clones for 5, the LSTM's 0 online steps for 20); the study was rerun
+from scratch on the official environment with DHTM's online config (issue 19)."""
 GRID_WORLD_CONFIG = GridConfig(episodes=200, change_episode=60)
 """The scale of the gridworld tuning runs: 200 episodes, the layout changing at episode 60."""
 

@@ -50,7 +50,7 @@ class GridConfig:
     """The layout switches to "blocked" at the start of this episode."""
     methods: tuple[str, ...] = GRID_METHODS
     """Agents to run: the SF agent with a DHTM, CSCG or LSTM memory, and episodic control."""
-    size: Annotated[int, Range(3, None)] = 5
+    size: Annotated[int, Range(4, None)] = 5
     """Side of the grid."""
     n_colours: Annotated[int, Range(1, None)] = 4
     """Colours of the free cells (random per seed, aliased); the goal has its own."""
@@ -69,12 +69,14 @@ class GridConfig:
     """Softmax inverse temperature over normalised Q (paper: 25)."""
     reward_lr: Annotated[float, Range(0, 1, low_open=True)] = 0.1
     """Learning rate of the reward vector (paper: 0.1)."""
-    # DEVIATION: the gridworld DHTM uses the notes' uniform bursting; the sequence experiment
-    # uses our least-used rule (see `DHTM`). Chosen on pilot runs of each task (seeds 0-1).
-    dhtm: DHTMConfig = DHTMConfig(cells_per_column=20, burst="uniform")
-    """The DHTM memory (20 cells per colour). Uniform bursting (the notes' rule) merges
-    histories that end in the same colour, which the agent needs to generalise across paths;
-    our least-used rule learns a tree of histories here."""
+    collision_hint: bool = True
+    """A collision is observed as a border or wall symbol (the official environment's rule);
+    False: the cell's colour again (our earlier variant)."""
+    dhtm: DHTMConfig = DHTMConfig(cells_per_column=40, copies=3, vars_per_factor=4, burst="uniform")
+    """The DHTM memory: the paper's online config (40 cells per colour, 3 hidden variables per
+    observation, 4 variables per factor) with the official uniform bursting. (The sequence
+    experiments use 1 copy and 2 variables per factor, see `DHTMConfig`; here the one-copy
+    memory never found the detour after the layout change.)"""
     cscg: CSCGConfig = CSCGConfig(buffer=100, refit_every=10)
     """The CSCG memory (10 clones per colour, refit every 10 episodes; paper: every 500
     steps)."""
@@ -106,7 +108,7 @@ PRESETS = {
         window=2,
         max_steps=15,
         horizon=4,
-        dhtm=DHTMConfig(cells_per_column=4, burst="uniform"),
+        dhtm=DHTMConfig(cells_per_column=4, copies=3, vars_per_factor=4, burst="uniform"),
         cscg=CSCGConfig(clones=2, buffer=100, refit_every=2, em_iters=2),
         lstm=RNNConfig(hidden=8, batches=1),
     ),
@@ -205,7 +207,7 @@ def build_agent(name: str, cfg: GridConfig, seed: int):
     """A fresh agent `name` for the gridworld."""
     from iclr25.papers.dhtm.agent import EpisodicControl, GoalStop, SFAgent
 
-    n_obs, n_act = cfg.n_colours + 1, 4
+    n_obs, n_act = cfg.n_colours + (3 if cfg.collision_hint else 1), 4
     if name == "ec":
         return EpisodicControl(n_act, epsilon=cfg.ec.epsilon, random_state=seed)
     memory = build_memory(name, getattr(cfg, name), n_obs, n_act, seed)
@@ -233,7 +235,12 @@ def run(cfg: GridConfig, ctx: RunContext) -> dict[str, float]:
     metrics: dict[str, float] = {}
     for name in ctx.progress(cfg.methods, desc="agents"):
         env = GridWorldPOMDP(
-            cfg.size, cfg.n_colours, "free", cfg.max_steps, colour_seed=colour_seed
+            cfg.size,
+            cfg.n_colours,
+            "free",
+            cfg.max_steps,
+            colour_seed=colour_seed,
+            collision_hint=cfg.collision_hint,
         )
         agent = build_agent(name, cfg, agent_seed)
         steps = np.zeros(cfg.episodes)
