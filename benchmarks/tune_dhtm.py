@@ -64,7 +64,9 @@ def main(argv: list[str] | None = None) -> dict:
         known, batches = old["rows"], old["settings"].get("row_batches", [])
     known_settings = {(r["method"], r["setting"]) for r in known}
     load_before = load_average()
-    rows = evaluate_grid(base, seeds, jobs=args.jobs, known=known, study=study)
+    rows = evaluate_grid(
+        base, seeds, jobs=args.jobs, known=known, study=study, log=lambda s: print(s, flush=True)
+    )
     # Provenance of each batch of rows (a --reuse run adds one for the points it ran); the
     # scores are deterministic given the commit, so the load says only how long they took.
     new = [

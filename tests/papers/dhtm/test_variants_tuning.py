@@ -127,8 +127,13 @@ def test_tuning_runs_only_the_missing_points_and_the_same_in_parallel():
         {"method": "ec", "setting": tuning.setting(p), "score_seed_100": -1.0, "score": -1.0}
         for p in points[2:]
     ]
-    rows = {jobs: tuning.evaluate_grid(smoke, (100,), ("ec",), jobs, known, s) for jobs in (1, 2)}
+    lines = []
+    rows = {
+        jobs: tuning.evaluate_grid(smoke, (100,), ("ec",), jobs, known, s, lines.append)
+        for jobs in (1, 2)
+    }
     assert rows[1] == rows[2] and len(rows[1]) == 12
+    assert len(lines) == 4 and lines[0].startswith("1/2 ec ec.epsilon=0.1 seed 100: ")
     assert [r["score"] for r in rows[1][2:]] == [-1.0] * 10  # kept (a run never scores < 0)
     assert all(0 < r["score"] <= smoke.max_steps for r in rows[1][:2])  # run: steps to goal
 
@@ -167,8 +172,9 @@ def test_presets_use_the_published_grid_choice():
         assert all(functools.reduce(getattr, k.split("."), cfg) == v for k, v in TUNED.items())
 
 
-def test_the_committed_gridworld_grid_is_the_codes():
-    """The gridworld study's committed grid (not applied to the presets yet: see the page)."""
+def test_gridworld_presets_use_the_published_grid_choice():
+    from iclr25.papers.dhtm.experiments.gridworld import GRID_TUNED, PRESETS
+
     s = tuning.GRIDWORLD
     data = json.loads(TUNING_FILE.with_name("dhtm_gridworld_tuning.json").read_text())
     assert not set(data["settings"]["seeds"]) & set(tuning.CLAIM_SEEDS)
@@ -177,7 +183,10 @@ def test_the_committed_gridworld_grid_is_the_codes():
         tuning.setting(p) for m in s.grid for p in tuning.grid_points(m, s)
     }
     assert len({len(tuning.grid_points(m, s)) for m in s.grid}) == 1  # equal budget
-    assert set(tuning.chosen(data["rows"], s)) == {k for g in s.grid.values() for k in g}
+    assert tuning.chosen(data["rows"], s) == GRID_TUNED
+    for preset in ("quick", "full"):
+        cfg = PRESETS[preset]
+        assert all(functools.reduce(getattr, k.split("."), cfg) == v for k, v in GRID_TUNED.items())
 
 
 def test_method_groups_take_dotted_overrides_and_check_bounds():

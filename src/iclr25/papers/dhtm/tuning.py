@@ -17,6 +17,7 @@ presets follows the rerun on the official environment (issue 19).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import multiprocessing
@@ -183,13 +184,15 @@ def evaluate_grid(
     jobs: int = 1,
     known: list[dict[str, object]] = (),
     study: Study = SEQUENCES,
+    log: Callable[[str], None] | None = None,
 ) -> list[dict[str, object]]:
     """Score every grid point of `methods` (default: all of the study's) on `seeds`, at `base`
     (default: the study's scale); one row per point, `chosen` marked. Each (point, seed) is one
     task; `jobs` tasks run at a time, in processes of their own.
 
     `known`: rows of an earlier run at the same scale and seeds (as written by this function);
-    their points are not run again (so a widened axis costs only its new points)."""
+    their points are not run again (so a widened axis costs only its new points). `log`, if
+    given, gets a line per finished task."""
     base = study.base if base is None else base
     methods = tuple(study.grid) if methods is None else methods
     if not seeds or set(seeds) & set(CLAIM_SEEDS):
@@ -205,12 +208,18 @@ def evaluate_grid(
     done = {(r["method"], r["setting"]): r for r in known}
     todo = [(m, p) for m in methods for p in grid_points(m, study) if (m, setting(p)) not in done]
     tasks = [(base, m, p, s, study) for m, p in todo for s in seeds]
-    if jobs > 1 and len(tasks) > 1:
-        spawn = multiprocessing.get_context("spawn")  # no fork of a process torch has threaded
-        with ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=spawn) as pool:
-            scores = list(pool.map(_score_one, tasks))
-    else:
-        scores = [_score_one(t) for t in tasks]
+    with contextlib.ExitStack() as stack:
+        run = map
+        if jobs > 1 and len(tasks) > 1:
+            spawn = multiprocessing.get_context("spawn")  # no fork of a process torch has threaded
+            pool = ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=spawn)
+            run = stack.enter_context(pool).map
+        scores = []
+        for i, score in enumerate(run(_score_one, tasks)):
+            scores.append(score)
+            if log is not None:
+                _, m, p, seed, _ = tasks[i]
+                log(f"{i + 1}/{len(tasks)} {m} {setting(p)} seed {seed}: {score:.3f}")
     for i, (m, p) in enumerate(todo):
         per_seed = scores[i * len(seeds) : (i + 1) * len(seeds)]
         row: dict[str, object] = {"method": m, "setting": setting(p)}
