@@ -211,7 +211,5 @@ def test_bench_block_gives_each_batch_its_own_provenance(tmp_path):
     data["load"] = {"before": 3.0, "after": 3.0}
     (tmp_path / "p_grid.json").write_text(json.dumps(data))
     text = bench_markdown(tmp_path, "p")
-    assert (
-        "2 batch(es): 2 rows at unrecorded provenance (old); 1 rows at commit 0123456 with " in text
-    )
+    assert "2 batch(es): 2 at unrecorded provenance (old); 1 at commit 0123456 with " in text
     assert "load average 0.1 before and 1.9 after" in text and "3.0" not in text

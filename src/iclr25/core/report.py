@@ -328,8 +328,8 @@ def bench_markdown(bench_dir: Path, slug: str) -> str:
         )
         batches = data.get("settings", {}).get("row_batches")
         if batches:  # rows run in several batches (a widened grid): each batch's provenance
-            load_text = f"; rows run in {len(batches)} batch(es): " + "; ".join(
-                f"{len(b['points'])} rows at {_batch_provenance(b)}" for b in batches
+            load_text = f"; grid points run in {len(batches)} batch(es): " + "; ".join(
+                f"{len(b['points'])} at {_batch_provenance(b)}" for b in batches
             )
         parts += [
             f"`{path.name}`: {data.get('benchmark', path.stem)}; reference: "
