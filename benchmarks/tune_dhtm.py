@@ -43,6 +43,12 @@ def main(argv: list[str] | None = None) -> dict:
         help="keep the rows of the existing --out file (same scale and seeds) and run only the "
         "points it lacks (after widening an axis)",
     )
+    p.add_argument(
+        "--rerun",
+        default="",
+        help="with --reuse: methods (comma-separated) whose kept rows are dropped and rerun "
+        "(after a change to their code)",
+    )
     args = p.parse_args(argv)
     seeds = tuple(int(s) for s in args.seeds.split(","))
     study = STUDIES[args.study]
@@ -62,6 +68,11 @@ def main(argv: list[str] | None = None) -> dict:
         if not same:
             p.error(f"--reuse: {args.out} was run at another scale or on other seeds")
         known, batches = old["rows"], old["settings"].get("row_batches", [])
+        rerun = set(filter(None, args.rerun.split(",")))
+        known = [r for r in known if r["method"] not in rerun]
+        for b in batches:
+            b["points"] = [q for q in b["points"] if q.split(" | ")[0] not in rerun]
+        batches = [b for b in batches if b["points"]]
     known_settings = {(r["method"], r["setting"]) for r in known}
     load_before = load_average()
     rows = evaluate_grid(

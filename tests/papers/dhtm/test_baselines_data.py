@@ -95,6 +95,21 @@ def test_clone_hmm_filter_matches_path_sum(seed):
     np.testing.assert_allclose(m.predict_next(), expected, atol=1e-12)
 
 
+def test_clone_hmm_em_step_matches_path_sum(seed):
+    # the block E-step against expected counts summed over every hidden path, with actions
+    rng = np.random.default_rng(seed)
+    m = CloneHMM(3, 2, clones=2, em_iters=1, pseudocount=0.01, random_state=seed)
+    m.init_ = rng.dirichlet(np.ones(6))
+    episodes = [[0, 2, 1, 1], [1, 0], [2, 2, 0, 1], [0]]
+    actions = [list(rng.integers(2, size=len(e))) for e in episodes]
+    expected = reference.hmm_em_step(
+        m.trans_, m.init_, m.state_obs, episodes, actions, m.pseudocount
+    )
+    m.fit_em(episodes, actions)
+    np.testing.assert_allclose(m.trans_, expected[0], atol=1e-12)
+    np.testing.assert_allclose(m.init_, expected[1], atol=1e-12)
+
+
 def test_clone_hmm_em_increases_likelihood(seed):
     episodes = [[0, 1, 2, 3], [3, 1, 2, 0]] * 5
     m = CloneHMM(4, clones=2, em_iters=1, random_state=seed)

@@ -218,3 +218,37 @@ def test_tuning_config_is_the_quick_scale_with_two_hundred_episodes():
     assert cfg.phase_episodes == (200, 200, 200) and cfg.sf_eval_episodes == 30
     assert cfg.lstm.batches == cfg.rwkv.batches == 10
     assert cfg.dhtm == SequenceConfig().dhtm  # the grid points set the tuned fields
+
+
+def test_tune_script_reruns_only_the_named_methods_and_keeps_the_other_batches(
+    tmp_path, monkeypatch
+):
+    """`--reuse --rerun cscg` drops CSCG's rows and their provenance, reruns its 12 points and
+    keeps every other row, whose batch then lists only the points that are still its own."""
+    import importlib.util
+
+    script = Path(__file__).resolve().parents[3] / "benchmarks/tune_dhtm.py"
+    spec = importlib.util.spec_from_file_location("tune_dhtm", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    calls = []
+
+    def fake_scores(base, method, point, seeds, study):
+        calls.append(method)
+        return [float(len(calls))] * len(seeds)
+
+    monkeypatch.setattr(tuning, "_scores", fake_scores)
+    out = tmp_path / "t.json"
+    argv = ["--study", "gridworld", "--smoke", "--out", str(out)]
+    first = module.main(argv)
+    assert len(calls) == 48 and len(first["settings"]["row_batches"]) == 1
+    calls.clear()
+    second = module.main([*argv, "--reuse", "--rerun", "cscg"])
+    assert calls == ["cscg"] * 12
+    old = {(r["method"], r["setting"]): r["score"] for r in first["rows"]}
+    new = {(r["method"], r["setting"]): r["score"] for r in second["rows"]}
+    assert old.keys() == new.keys()
+    assert all((old[k] == new[k]) == (k[0] != "cscg") for k in old)
+    kept, rerun = second["settings"]["row_batches"]
+    assert len(kept["points"]) == 36 and not any(p.startswith("cscg") for p in kept["points"])
+    assert len(rerun["points"]) == 12 and all(p.startswith("cscg |") for p in rerun["points"])

@@ -124,3 +124,36 @@ def hmm_predictive(trans: np.ndarray, init: np.ndarray, state_obs: np.ndarray, o
         for nxt in range(len(init)):
             joint[state_obs[nxt]] += p * trans[path[-1], nxt]
     return joint / joint.sum()
+
+
+def hmm_em_step(
+    trans: np.ndarray,
+    init: np.ndarray,
+    state_obs: np.ndarray,
+    episodes: list[list[int]],
+    actions: list[list[int]],
+    pseudocount: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """One Baum-Welch step of an HMM with deterministic emission and one transition matrix
+    per action (`trans`: actions x states x states), with the expected counts summed over all
+    hidden paths consistent with each episode (exponential; tiny models only)."""
+    import itertools
+
+    xi = np.zeros_like(trans)
+    g0 = np.zeros_like(init)
+    for obs, acts in zip(episodes, actions):
+        paths, weights = [], []
+        for path in itertools.product(*[np.flatnonzero(state_obs == o) for o in obs]):
+            p = init[path[0]]
+            for t, (a, b) in enumerate(itertools.pairwise(path)):
+                p *= trans[acts[t], a, b]
+            paths.append(path)
+            weights.append(p)
+        total = sum(weights)
+        for path, p in zip(paths, weights):
+            g0[path[0]] += p / total
+            for t, (a, b) in enumerate(itertools.pairwise(path)):
+                xi[acts[t], a, b] += p / total
+    xi += pseudocount
+    g0 += pseudocount
+    return xi / xi.sum(2, keepdims=True), g0 / g0.sum()
