@@ -110,9 +110,41 @@ def test_clone_hmm_em_step_matches_path_sum(seed):
     np.testing.assert_allclose(m.init_, expected[1], atol=1e-12)
 
 
+@pytest.mark.parametrize("warm", [False, True])
+def test_clone_hmm_refit_starts_afresh_unless_warm(seed, warm):
+    """A fresh-start refit forgets the parameters it replaces; a warm one starts from them."""
+    models = [
+        CloneHMM(3, 2, clones=2, refit_every=2, em_iters=3, warm_start=warm, random_state=seed)
+        for _ in range(2)
+    ]
+    models[1].trans_ = np.roll(models[1].trans_, 1, axis=2)
+    for m in models:
+        for o, a in ((0, 1), (1, 0), (2, 1), (0, 0)):
+            m.observe(o)
+            m.act(a)
+        m.reset()
+        m.observe(1)
+        m.act(0)
+        m.reset()  # the second episode ends: refit
+        assert m.em_iters_run_ == [3]
+    same = np.allclose(models[0].trans_, models[1].trans_)
+    assert same != warm
+
+
+def test_clone_hmm_em_stops_early_on_a_small_gain(seed):
+    episodes = [[0, 1, 2, 0], [2, 1, 0]] * 4
+    m = CloneHMM(3, clones=2, em_iters=50, em_tol=1e9, random_state=seed)
+    m.fit_em(episodes)
+    m.em_tol = 1e-3
+    m.fit_em(episodes)
+    m.em_tol = None
+    m.fit_em(episodes)
+    assert m.em_iters_run_[0] == 2 and 2 < m.em_iters_run_[1] < 50 and m.em_iters_run_[2] == 50
+
+
 def test_clone_hmm_em_increases_likelihood(seed):
     episodes = [[0, 1, 2, 3], [3, 1, 2, 0]] * 5
-    m = CloneHMM(4, clones=2, em_iters=1, random_state=seed)
+    m = CloneHMM(4, clones=2, em_iters=1, refit_every=10**6, random_state=seed)
 
     def loglik():
         total = 0.0

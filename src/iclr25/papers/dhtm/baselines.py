@@ -179,8 +179,16 @@ class MarkovCounts(_Base):
 class CloneHMM(_Base):
     """Clone-structured HMM (CSCG): `clones` hidden states per symbol, fixed emission, one
     transition matrix per action; transitions and initial distribution refit by Baum-Welch on
-    the last `buffer_episodes` episodes every `refit_every` episodes (warm-started from the
-    current parameters). Rollouts use a uniform action after the first step."""
+    the last `buffer_episodes` episodes every `refit_every` episodes, at most `em_iters`
+    iterations, stopping early once an iteration gains less than `em_tol` nats of
+    log-likelihood per step (None: never). Each refit starts from a fresh random matrix (the
+    official agent's `prev_matrix_as_init: false`), or with `warm_start` from the current
+    parameters. Rollouts use a uniform action after the first step.
+
+    A warm start saves iterations but, refit after refit on a sliding buffer, turns every row
+    the buffer no longer uses into the uniform pseudocount row: the clones of a symbol become
+    interchangeable and EM cannot split them again (in the gridworld, a warm-started agent
+    that walked one path for 300 episodes never learned the detour after the change)."""
 
     def __init__(
         self,
@@ -191,6 +199,8 @@ class CloneHMM(_Base):
         buffer_episodes: int = 200,
         refit_every: int = 50,
         em_iters: int = 10,
+        em_tol: float | None = None,
+        warm_start: bool = False,
         pseudocount: float = 1e-3,
         end_state: int | None = None,
         random_state: int | np.random.Generator | None = None,
@@ -200,14 +210,20 @@ class CloneHMM(_Base):
         self.buffer_episodes = check_int("buffer_episodes", buffer_episodes, 1)
         self.refit_every = check_int("refit_every", refit_every, 1)
         self.em_iters = check_int("em_iters", em_iters, 1)
+        self.em_tol = None if em_tol is None else check_float("em_tol", em_tol, 0)
+        self.warm_start = bool(warm_start)
         self.pseudocount = check_float("pseudocount", pseudocount, 0)
-        rng = np.random.default_rng(random_state)
-        n = n_obs_states * clones
+        self._rng = np.random.default_rng(random_state)
         self.state_obs = np.repeat(np.arange(n_obs_states), clones)
-        t = rng.random((n_actions, n, n))
+        self._random_init()
+        self._belief: np.ndarray | None = None
+        self.em_iters_run_: list[int] = []
+
+    def _random_init(self) -> None:
+        n = len(self.state_obs)
+        t = self._rng.random((self.n_actions, n, n))
         self.trans_ = t / t.sum(2, keepdims=True)
         self.init_ = np.full(n, 1.0 / n)
-        self._belief: np.ndarray | None = None
 
     def _mask(self, o) -> np.ndarray:
         return (self.state_obs == o).astype(float)
@@ -247,13 +263,16 @@ class CloneHMM(_Base):
 
     def _end_episode(self, episode: list[int]) -> None:
         if len(self.episodes_) % self.refit_every == 0:
+            if not self.warm_start:
+                self._random_init()
             self.fit_em(
                 self.episodes_[-self.buffer_episodes :], self.actions_[-self.buffer_episodes :]
             )
 
     def fit_em(self, episodes: list[list[int]], actions: list[list[int]] | None = None) -> CloneHMM:
         """Baum-Welch iterations on `episodes` (with the actions taken after each observation;
-        none for a single action), grouped by length, from the current parameters.
+        none for a single action), grouped by length, from the current parameters; the number
+        of iterations run is appended to `em_iters_run_`.
 
         The emission is deterministic, so a posterior lives on the clones of the observed
         symbol: the E-step runs on the (clones x clones) blocks of the transition between
@@ -270,8 +289,12 @@ class CloneHMM(_Base):
         k, c = self.n_obs_states, self.clones
         shape = (self.n_actions, k, c, k, c)
         every = slice(None)
-        for _ in range(self.em_iters):
+        n_steps = sum(len(e) for e in episodes)
+        loglik, iters = -np.inf, 0
+        while iters < self.em_iters:
+            iters += 1
             trans = self.trans_.reshape(shape)
+            new_loglik = 0.0
             g0 = np.zeros((k, c))
             steps: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (key, alpha, r)
             for length, group in by_len.items():
@@ -287,6 +310,7 @@ class CloneHMM(_Base):
                         a = np.einsum("bi,bij->bj", alpha[:, t - 1], block[:, t - 1])
                     scale[:, t] = a.sum(1) + 1e-300
                     alpha[:, t] = a / scale[:, t, None]
+                new_loglik += float(np.log(scale).sum())
                 beta = np.ones(alpha.shape)
                 for t in range(length - 2, -1, -1):
                     beta[:, t] = np.einsum("bj,bij->bi", beta[:, t + 1], block[:, t])
@@ -307,6 +331,11 @@ class CloneHMM(_Base):
             self.trans_ = xi / xi.sum(2, keepdims=True)
             g0 = g0.reshape(-1) + self.pseudocount
             self.init_ = g0 / g0.sum()
+            # the log-likelihood of the parameters this iteration started from
+            gain, loglik = (new_loglik - loglik) / n_steps, new_loglik
+            if self.em_tol is not None and gain < self.em_tol:
+                break
+        self.em_iters_run_.append(iters)
         return self
 
 
