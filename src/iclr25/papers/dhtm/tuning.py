@@ -10,9 +10,9 @@ gridworld agent (DHTM, CSCG and LSTM memories, episodic control) gets 12 points;
 steps to goal after the change. Scores are averaged over the tuning seeds and the lowest is
 chosen (ties: the earlier point). The sequence study's chosen points are `TUNED` in
 `training.py`, which the quick and full presets use (a test checks them against
-`benchmarks/results/dhtm_tuning.json`, written by `benchmarks/tune_dhtm.py`). The gridworld
-study's grid is committed (`dhtm_gridworld_tuning.json`); its application to the gridworld's
-presets follows the rerun on the official environment (issue 19).
+`benchmarks/results/dhtm_tuning.json`, written by `benchmarks/tune_dhtm.py`); the gridworld
+study's are `GRID_TUNED` in `experiments/gridworld.py` (checked against
+`dhtm_gridworld_tuning.json`).
 """
 
 from __future__ import annotations
