@@ -1,4 +1,4 @@
-"""Test tiers, thread limits and the seed fixture.
+"""Test tiers, thread limits, the seed fixture and the loader of benchmark scripts.
 
 - default: unit, contract and `quick` tests (the quick tier runs each paper's quick preset and
   asserts its claims); `make test` runs them all on 2 cores with pytest-xdist.
@@ -7,10 +7,15 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+from pathlib import Path
+from types import ModuleType
 
 import pytest
 import torch
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
 def pytest_addoption(parser):
@@ -39,3 +44,17 @@ def _one_thread():
 def seed() -> int:
     """The test seed: 0, or ICLR25_TEST_SEED. Tests must pass for any seed in 0-9."""
     return int(os.environ.get("ICLR25_TEST_SEED", "0"))
+
+
+@pytest.fixture(scope="session")
+def benchmark_script():
+    """`benchmark_script("tune_dhtm")`: the module of `benchmarks/tune_dhtm.py` (the scripts are
+    not a package)."""
+
+    def load(name: str) -> ModuleType:
+        spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    return load

@@ -221,16 +221,11 @@ def test_tuning_config_is_the_quick_scale_with_two_hundred_episodes():
 
 
 def test_tune_script_reruns_only_the_named_methods_and_keeps_the_other_batches(
-    tmp_path, monkeypatch
+    tmp_path, monkeypatch, benchmark_script
 ):
     """`--reuse --rerun cscg` drops CSCG's rows and their provenance, reruns its 12 points and
     keeps every other row, whose batch then lists only the points that are still its own."""
-    import importlib.util
-
-    script = Path(__file__).resolve().parents[3] / "benchmarks/tune_dhtm.py"
-    spec = importlib.util.spec_from_file_location("tune_dhtm", script)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = benchmark_script("tune_dhtm")
     calls = []
 
     def fake_scores(base, method, point, seeds, study):

@@ -194,15 +194,10 @@ def test_tuned_points_are_the_committed_grid_choices():
         assert choice[exp] == TUNED[exp], exp
 
 
-def test_tune_script_resumes_an_interrupted_run(tmp_path, monkeypatch):
+def test_tune_script_resumes_an_interrupted_run(tmp_path, monkeypatch, benchmark_script):
     """Every scored point is saved at once; `--reuse` after an interruption runs only the rest
     and the final file holds every row, the progress file gone."""
-    import importlib.util
-
-    script = Path(__file__).resolve().parents[3] / "benchmarks/tune_icp.py"
-    spec = importlib.util.spec_from_file_location("tune_icp", script)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = benchmark_script("tune_icp")
     calls = []
 
     def fake_scores(exp, method, point, seeds, jobs, preset):

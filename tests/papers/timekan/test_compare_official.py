@@ -1,22 +1,14 @@
 """benchmarks/compare_timekan_official.py without the official code (which is never vendored):
 the parameter-name map and the error for a path that is not a checkout."""
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
 from iclr25.papers.timekan import TimeKAN
 
-SCRIPT = Path(__file__).resolve().parents[3] / "benchmarks" / "compare_timekan_official.py"
-
 
 @pytest.fixture(scope="module")
-def compare():
-    spec = importlib.util.spec_from_file_location("compare_timekan_official", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def compare(benchmark_script):
+    return benchmark_script("compare_timekan_official")
 
 
 @pytest.mark.parametrize("k", [0, 1, 2, 3])

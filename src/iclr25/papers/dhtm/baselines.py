@@ -283,10 +283,21 @@ class CloneHMM(_Base):
             return self
         if actions is None:
             actions = [[0] * len(e) for e in episodes]
+        k, c = self.n_obs_states, self.clones
         by_len: dict[int, list[tuple[list[int], list[int]]]] = {}
         for e, a in zip(episodes, actions):
             by_len.setdefault(len(e), []).append((e, (list(a) + [0] * len(e))[: len(e)]))
-        k, c = self.n_obs_states, self.clones
+        # what does not change over the iterations: each length group's symbols and actions,
+        # and the steps that use each (action, symbol, next symbol) block, sorted by block
+        groups = [
+            (np.asarray([e for e, _ in g]), np.asarray([a for _, a in g])) for g in by_len.values()
+        ]
+        keys = np.concatenate(
+            [((acts[:, :-1] * k + x[:, :-1]) * k + x[:, 1:]).ravel() for x, acts in groups]
+        )
+        order = np.argsort(keys, kind="stable")
+        used, starts = np.unique(keys[order], return_index=True)
+        by_block = list(zip(used, np.split(order, starts[1:])))
         shape = (self.n_actions, k, c, k, c)
         every = slice(None)
         n_steps = sum(len(e) for e in episodes)
@@ -296,36 +307,31 @@ class CloneHMM(_Base):
             trans = self.trans_.reshape(shape)
             new_loglik = 0.0
             g0 = np.zeros((k, c))
-            steps: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (key, alpha, r)
-            for length, group in by_len.items():
-                x = np.asarray([e for e, _ in group])  # (B, L)
-                acts = np.asarray([a for _, a in group])  # (B, L)
+            alphas, rs = [], []  # per step with a successor, in the order of `keys`
+            for x, acts in groups:  # x, acts: (B, L)
                 # p(clone of x[t+1] | clone of x[t], action) for every step: (B, L-1, c, c)
                 block = trans[acts[:, :-1], x[:, :-1], every, x[:, 1:], every]
                 alpha = np.empty((*x.shape, c))
                 scale = np.empty(x.shape)
                 a = self.init_.reshape(k, c)[x[:, 0]]
-                for t in range(length):
+                for t in range(x.shape[1]):
                     if t:
                         a = np.einsum("bi,bij->bj", alpha[:, t - 1], block[:, t - 1])
                     scale[:, t] = a.sum(1) + 1e-300
                     alpha[:, t] = a / scale[:, t, None]
                 new_loglik += float(np.log(scale).sum())
                 beta = np.ones(alpha.shape)
-                for t in range(length - 2, -1, -1):
+                for t in range(x.shape[1] - 2, -1, -1):
                     beta[:, t] = np.einsum("bj,bij->bi", beta[:, t + 1], block[:, t])
                     beta[:, t] /= scale[:, t + 1, None]
                 post0 = alpha[:, 0] * beta[:, 0]
                 np.add.at(g0, x[:, 0], post0 / post0.sum(1, keepdims=True))
-                key = (acts[:, :-1] * k + x[:, :-1]) * k + x[:, 1:]
-                r = beta[:, 1:] / scale[:, 1:, None]
-                steps.append((key.ravel(), alpha[:, :-1].reshape(-1, c), r.reshape(-1, c)))
-            keys, alphas, rs = (np.concatenate(z) for z in zip(*steps))
-            order = np.argsort(keys, kind="stable")
-            used, starts = np.unique(keys[order], return_index=True)
+                alphas.append(alpha[:, :-1].reshape(-1, c))
+                rs.append((beta[:, 1:] / scale[:, 1:, None]).reshape(-1, c))
+            alpha_steps, r_steps = np.concatenate(alphas), np.concatenate(rs)
             outer = np.zeros((self.n_actions * k * k, c, c))
-            for u, idx in zip(used, np.split(order, starts[1:])):
-                outer[u] = alphas[idx].T @ rs[idx]
+            for u, idx in by_block:
+                outer[u] = alpha_steps[idx].T @ r_steps[idx]
             xi = trans * outer.reshape(self.n_actions, k, k, c, c).transpose(0, 1, 3, 2, 4)
             xi = xi.reshape(self.trans_.shape) + self.pseudocount
             self.trans_ = xi / xi.sum(2, keepdims=True)

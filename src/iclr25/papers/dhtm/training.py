@@ -169,6 +169,7 @@ def build_memory(
             random_state=seed,
         )
     if name == "cscg":
+        fresh = isinstance(group, CSCGFreshConfig)  # else warm-started (the sequences' CSCG)
         return CloneHMM(
             n_obs,
             n_actions,
@@ -176,8 +177,8 @@ def build_memory(
             buffer_episodes=group.buffer,
             refit_every=group.refit_every,
             em_iters=group.em_iters,
-            em_tol=getattr(group, "em_tol", None),
-            warm_start=not isinstance(group, CSCGFreshConfig),
+            em_tol=group.em_tol if fresh else None,
+            warm_start=not fresh,
             end_state=end_state,
             random_state=seed,
         )
