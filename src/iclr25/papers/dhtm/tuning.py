@@ -98,7 +98,7 @@ top. CSCG's best point was at 40 clones, the top of its axis; once its EM ran on
 blocks (a 100-episode seed at 40 clones: 8 s, was 92 s), 80 clones replaced 10 and its points
 were rerun (40 clones, refit every 2, stayed best). Those refits were warm-started, which locks
 clones together over long runs (`CloneHMM`); the gridworld's CSCG now starts every refit
-afresh, as the official agent does (`CSCGFreshConfig`, EM to a gain under 1e-4 nats per step),
+afresh, as the official agent does (`CSCGConfig`, EM to a gain under 1e-4 nats per step),
 which needs more iterations per refit. Its first axes, the official 10 clones with 5 and 20 x
 refit every 10 episodes with 2, 5 and 20, put the best point on two edges (20 clones, refit
 every 2: 24.4; 10 clones refit 2 27.9, 20 clones refit 5 28.1; 5 clones 33.9-44.3, refit 20

@@ -15,7 +15,7 @@ from iclr25.core.experiment import Experiment, Metric
 from iclr25.papers.dhtm import plots
 from iclr25.papers.dhtm.training import (
     PAPER_ADAPT,
-    CSCGFreshConfig,
+    CSCGConfig,
     DHTMConfig,
     RNNConfig,
     build_memory,
@@ -77,7 +77,7 @@ class GridConfig:
     observation, 4 variables per factor) with the official uniform bursting. (The sequence
     experiments use 1 copy and 2 variables per factor, see `DHTMConfig`; here the one-copy
     memory never found the detour after the layout change.)"""
-    cscg: CSCGFreshConfig = CSCGFreshConfig(buffer=100, refit_every=10)
+    cscg: CSCGConfig = CSCGConfig(buffer=100, refit_every=10)
     """The CSCG memory (10 clones per colour, refit every 10 episodes from a fresh random
     matrix; official: every 500 steps, on the whole history)."""
     lstm: RNNConfig = RNNConfig(batches=10)
@@ -131,7 +131,7 @@ PRESETS = {
         max_steps=15,
         horizon=4,
         dhtm=DHTMConfig(cells_per_column=4, copies=3, vars_per_factor=4, burst="uniform"),
-        cscg=CSCGFreshConfig(clones=2, buffer=100, refit_every=2, em_iters=2),
+        cscg=CSCGConfig(clones=2, buffer=100, refit_every=2, em_iters=2),
         lstm=RNNConfig(hidden=8, batches=1),
     ),
     "quick": apply_overrides(
