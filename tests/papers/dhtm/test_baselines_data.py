@@ -96,12 +96,14 @@ def test_clone_hmm_filter_matches_path_sum(seed):
 
 
 def test_clone_hmm_em_step_matches_path_sum(seed):
-    # the block E-step against expected counts summed over every hidden path, with actions
+    # the block E-step against expected counts summed over every hidden path, with actions;
+    # a repeated episode (with the same actions) is one weighted row in the E-step
     rng = np.random.default_rng(seed)
     m = CloneHMM(3, 2, clones=2, em_iters=1, pseudocount=0.01, random_state=seed)
     m.init_ = rng.dirichlet(np.ones(6))
     episodes = [[0, 2, 1, 1], [1, 0], [2, 2, 0, 1], [0]]
     actions = [list(rng.integers(2, size=len(e))) for e in episodes]
+    episodes, actions = episodes + episodes[:2] * 2, actions + actions[:2] * 2
     expected = reference.hmm_em_step(
         m.trans_, m.init_, m.state_obs, episodes, actions, m.pseudocount
     )

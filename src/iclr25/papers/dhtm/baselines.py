@@ -278,60 +278,63 @@ class CloneHMM(_Base):
         symbol: the E-step runs on the (clones x clones) blocks of the transition between
         consecutive symbols, not on the whole matrix (the same counts with n_obs_states^2
         times fewer operations), and the expected counts of each block are one matrix product
-        over the steps that used it."""
+        over the steps that used it. Identical episodes (with their actions) are one row
+        weighted by their count: a buffer of a deterministic process holds a few distinct
+        episodes."""
         if not episodes:
             return self
         if actions is None:
             actions = [[0] * len(e) for e in episodes]
         k, c = self.n_obs_states, self.clones
-        by_len: dict[int, list[tuple[list[int], list[int]]]] = {}
+        by_len: dict[int, list[list[int]]] = {}
         for e, a in zip(episodes, actions):
-            by_len.setdefault(len(e), []).append((e, (list(a) + [0] * len(e))[: len(e)]))
-        # what does not change over the iterations: each length group's symbols and actions,
-        # and the steps that use each (action, symbol, next symbol) block, sorted by block
-        groups = [
-            (np.asarray([e for e, _ in g]), np.asarray([a for _, a in g])) for g in by_len.values()
-        ]
-        keys = np.concatenate(
-            [((acts[:, :-1] * k + x[:, :-1]) * k + x[:, 1:]).ravel() for x, acts in groups]
-        )
+            by_len.setdefault(len(e), []).append(list(e) + (list(a) + [0] * len(e))[: len(e)])
+        # what does not change over the iterations: per length, the distinct (symbols, actions)
+        # rows with their counts and each step's (action, symbol, next symbol) block; the steps
+        # that use each block, sorted by block
+        groups = []
+        for length, rows in by_len.items():
+            distinct, counts = np.unique(np.asarray(rows), axis=0, return_counts=True)
+            x, acts = distinct[:, :length], distinct[:, length:]
+            step_keys = (acts[:, :-1] * k + x[:, :-1]) * k + x[:, 1:]
+            groups.append((x, counts.astype(float), step_keys))
+        keys = np.concatenate([sk.ravel() for _, _, sk in groups])
         order = np.argsort(keys, kind="stable")
         used, starts = np.unique(keys[order], return_index=True)
-        by_block = list(zip(used, np.split(order, starts[1:])))
-        shape = (self.n_actions, k, c, k, c)
-        every = slice(None)
+        by_block = list(zip(used, starts, [*starts[1:], len(keys)]))
         n_steps = sum(len(e) for e in episodes)
         loglik, iters = -np.inf, 0
         while iters < self.em_iters:
             iters += 1
-            trans = self.trans_.reshape(shape)
+            trans = self.trans_.reshape(self.n_actions, k, c, k, c)
+            # the (clones x clones) block of p(clone of the next symbol | clone, action), per key
+            blocks = trans.transpose(0, 1, 3, 2, 4).reshape(-1, c, c)
             new_loglik = 0.0
             g0 = np.zeros((k, c))
-            alphas, rs = [], []  # per step with a successor, in the order of `keys`
-            for x, acts in groups:  # x, acts: (B, L)
-                # p(clone of x[t+1] | clone of x[t], action) for every step: (B, L-1, c, c)
-                block = trans[acts[:, :-1], x[:, :-1], every, x[:, 1:], every]
+            alphas, rs = [], []  # per step with a successor, weighted by its row's count
+            for x, w, step_keys in groups:  # x: (B, L) distinct rows, w: (B,) their counts
+                block = blocks[step_keys]  # (B, L-1, c, c)
                 alpha = np.empty((*x.shape, c))
                 scale = np.empty(x.shape)
                 a = self.init_.reshape(k, c)[x[:, 0]]
                 for t in range(x.shape[1]):
                     if t:
-                        a = np.einsum("bi,bij->bj", alpha[:, t - 1], block[:, t - 1])
+                        a = (alpha[:, t - 1, None, :] @ block[:, t - 1])[:, 0]
                     scale[:, t] = a.sum(1) + 1e-300
                     alpha[:, t] = a / scale[:, t, None]
-                new_loglik += float(np.log(scale).sum())
+                new_loglik += float(w @ np.log(scale).sum(1))
                 beta = np.ones(alpha.shape)
                 for t in range(x.shape[1] - 2, -1, -1):
-                    beta[:, t] = np.einsum("bj,bij->bi", beta[:, t + 1], block[:, t])
+                    beta[:, t] = (block[:, t] @ beta[:, t + 1, :, None])[..., 0]
                     beta[:, t] /= scale[:, t + 1, None]
                 post0 = alpha[:, 0] * beta[:, 0]
-                np.add.at(g0, x[:, 0], post0 / post0.sum(1, keepdims=True))
-                alphas.append(alpha[:, :-1].reshape(-1, c))
+                np.add.at(g0, x[:, 0], w[:, None] * post0 / post0.sum(1, keepdims=True))
+                alphas.append((alpha[:, :-1] * w[:, None, None]).reshape(-1, c))
                 rs.append((beta[:, 1:] / scale[:, 1:, None]).reshape(-1, c))
-            alpha_steps, r_steps = np.concatenate(alphas), np.concatenate(rs)
+            alpha_steps, r_steps = np.concatenate(alphas)[order], np.concatenate(rs)[order]
             outer = np.zeros((self.n_actions * k * k, c, c))
-            for u, idx in by_block:
-                outer[u] = alpha_steps[idx].T @ r_steps[idx]
+            for u, lo, hi in by_block:
+                outer[u] = alpha_steps[lo:hi].T @ r_steps[lo:hi]
             xi = trans * outer.reshape(self.n_actions, k, k, c, c).transpose(0, 1, 3, 2, 4)
             xi = xi.reshape(self.trans_.shape) + self.pseudocount
             self.trans_ = xi / xi.sum(2, keepdims=True)
