@@ -413,8 +413,8 @@ TUNED: dict[str, object] = {
     "lstm.online_steps": 40,
     "rwkv.lr": 0.00003125,
     "rwkv.online_steps": 20,
-    "cscg.clones": 10,
-    "cscg.refit_every": 5,
+    "cscg.clones": 20,
+    "cscg.refit_every": 1,
 }
 """Config overrides (dotted keys) of the chosen grid points."""
 
