@@ -26,7 +26,7 @@ _NOT_LEARNED = (
     "counts; about 650 segments against 35 on the deterministic task; 2.8 nats of excess at the "
     "steps after a replaced symbol, {B} {after}), while {B} averages the noise out"
 )
-_AFTER = {"LSTM": "0.3", "RWKV": "0.8", "CSCG": "1.5"}
+_AFTER = {"LSTM": "0.3", "RWKV": "0.8", "CSCG": "1.1"}
 
 
 def _not_learned(b: str) -> str:
@@ -72,15 +72,6 @@ def _recovery_full(b: str) -> tuple[str, str]:
     )
 
 
-def _recovery_cscg(when: str, ours: int, theirs: int) -> tuple[str, str]:
-    return (
-        "inconclusive",
-        f"neither recovers on most seeds {when}: DHTM after about {ours} episodes on average, "
-        f"CSCG after {theirs} (both censored at 300 on most seeds); the 95% t interval of the "
-        "difference includes 0",
-    )
-
-
 def _sf_full(b: str) -> tuple[str, str]:
     return ("contradicted", _not_learned(b) + f": its SF error is above {b}'s")
 
@@ -99,11 +90,20 @@ CLAIMS = sequence_claims(
         },
         "recovery_vs_cscg": {
             "quick": _CENSORED,
-            "full": _recovery_cscg("after the switch", 233, 256),
+            "full": (
+                "inconclusive",
+                "DHTM recovers after the switch on 4 of 10 seeds (79-203 episodes; censored at "
+                "300 on 6), CSCG on 8 (116-272; censored on 2): about 232 and 215 episodes on "
+                "average; the 95% t interval of the difference includes 0",
+            ),
         },
         "recovery_back_vs_cscg": {
             "quick": _CENSORED,
-            "full": _recovery_cscg("after the switch back", 300, 248),
+            "full": (
+                "contradicted",
+                _not_learned("CSCG") + "; DHTM's recovery is censored at 300 episodes after the "
+                "switch back on every seed, CSCG recovers on 7 of 10 (82-211 episodes)",
+            ),
         },
         **{
             f"sf_error_vs_{b}": {"quick": "reproduced", "full": _sf_full(b.upper())}
