@@ -452,6 +452,13 @@ SEQ_PRESETS = {
     "full": tuned(SequenceConfig()),
 }
 """The presets of `dhtm.sequences` (the stochastic variants derive theirs: `variant_presets`)."""
+SEQ_SEEDS = {"smoke": 1, "quick": 3, "full": 10}
+"""Seeds per preset of the three sequence experiments."""
+SEQ_QUICK_SCALE = (
+    f"at quick scale ({SEQ_SEEDS['quick']} seeds, {SEQ_PRESETS['quick'].phase_episodes[0]} "
+    "episodes per phase) "
+)
+"""How the expected verdicts' reasons name the quick preset of the sequence experiments."""
 
 
 # DEVIATION: the stochastic experiments' full presets have 300 episodes per phase (the

@@ -10,17 +10,18 @@ from iclr25.papers.dhtm import plots
 from iclr25.papers.dhtm.training import (
     SEQ_METRICS,
     SEQ_PRESETS,
+    SEQ_QUICK_SCALE,
+    SEQ_SEEDS,
     SequenceConfig,
     run_sequences,
     sequence_claims,
 )
 
-_Q = "at quick scale (3 seeds, 45 episodes per phase) "
 _T3 = "; with 3 seeds the 95% t interval of the difference includes 0"
 
 
 def _quick(what: str) -> tuple[str, str]:
-    return ("inconclusive", _Q + what + _T3)
+    return ("inconclusive", SEQ_QUICK_SCALE + what + _T3)
 
 
 _BACK_RNN = (
@@ -132,6 +133,6 @@ EXPERIMENT = Experiment(
     run=run_sequences,
     claims=CLAIMS,
     metrics=SEQ_METRICS,
-    seeds={"smoke": 1, "quick": 3, "full": 10},
+    seeds=SEQ_SEEDS,
     figures=plots.sequence_figures,
 )

@@ -12,6 +12,8 @@ from iclr25.core.experiment import Experiment
 from iclr25.papers.dhtm import plots
 from iclr25.papers.dhtm.training import (
     SEQ_METRICS,
+    SEQ_QUICK_SCALE,
+    SEQ_SEEDS,
     SequenceConfig,
     run_sequences,
     sequence_claims,
@@ -33,7 +35,6 @@ def _not_learned(b: str) -> str:
     return _NOT_LEARNED.format(B=b, after=_AFTER[b])
 
 
-_Q3 = "at quick scale (3 seeds, 45 episodes per phase) "
 # quick areas per seed (after the switch, after the switch back); DHTM: 30-39 and 31-40
 _QUICK_AREA = {"LSTM": ("28-38", "17-26"), "RWKV": ("19-33", "14-22"), "CSCG": ("16-23", "14-18")}
 
@@ -41,7 +42,8 @@ _QUICK_AREA = {"LSTM": ("28-38", "17-26"), "RWKV": ("19-33", "14-22"), "CSCG": (
 def _area(b: str, when: str) -> dict[str, tuple[str, str]]:
     back = when.endswith("back")
     quick = (
-        _Q3 + "with noisy emissions DHTM does not learn the aliased contexts well (excess "
+        SEQ_QUICK_SCALE
+        + "with noisy emissions DHTM does not learn the aliased contexts well (excess "
         f"surprise 0.6-1.0 nats per step before the switch) and its area {when} "
         f"({('30-39', '31-40')[back]}) is above {b}'s ({_QUICK_AREA[b][back]}) on every seed"
     )
@@ -59,7 +61,8 @@ def _area(b: str, when: str) -> dict[str, tuple[str, str]]:
 
 _CENSORED = (
     "inconclusive",
-    _Q3 + "under noisy emissions no model recovers within 45 episodes (every recovery time is "
+    SEQ_QUICK_SCALE
+    + "under noisy emissions no model recovers within 45 episodes (every recovery time is "
     "censored at 45, a zero difference on every seed)",
 )
 
@@ -121,6 +124,6 @@ EXPERIMENT = Experiment(
     run=run_sequences,
     claims=CLAIMS,
     metrics=SEQ_METRICS,
-    seeds={"smoke": 1, "quick": 3, "full": 10},
+    seeds=SEQ_SEEDS,
     figures=functools.partial(plots.sequence_figures, name="dhtm.sequences_noisy"),
 )

@@ -13,6 +13,8 @@ from iclr25.papers.dhtm import plots
 from iclr25.papers.dhtm.training import (
     SEQ_CLAIM_ROWS,
     SEQ_METRICS,
+    SEQ_QUICK_SCALE,
+    SEQ_SEEDS,
     SequenceConfig,
     run_sequences,
     sequence_claims,
@@ -28,7 +30,6 @@ _WHY = (
     "bursting, loses its context for the rest of the episode (1.8-2.1 nats at the later steps, "
     "CSCG 0.5-1.0)"
 )
-_QUICK = "at quick scale (3 seeds, 45 episodes per phase) "
 _CI = "; the 95% t interval of the difference includes 0"
 # quick areas per seed (after the switch, after the switch back); DHTM: 21-31 and 19-23
 _QUICK_AREA = {"LSTM": ("28-35", "16-20"), "RWKV": ("15-25", "10-11"), "CSCG": ("12-15", "9-11")}
@@ -43,8 +44,11 @@ def _quick(b: str, metric: str) -> tuple[str, str] | str:
         back = metric == "area_back"
         areas = f"({('21-31', '19-23')[back]} against {b}'s {_QUICK_AREA[b][back]})"
         if (metric, b) in _QUICK_CONTRADICTED:
-            return ("contradicted", _QUICK + _WHY + f", so its area is above {b}'s {areas}")
-        return ("inconclusive", _QUICK + f"DHTM's area {areas} is close to {b}'s" + _CI)
+            return (
+                "contradicted",
+                SEQ_QUICK_SCALE + _WHY + f", so its area is above {b}'s {areas}",
+            )
+        return ("inconclusive", SEQ_QUICK_SCALE + f"DHTM's area {areas} is close to {b}'s" + _CI)
     if metric == "sf_error":
         return "reproduced"
     theirs = f"{b}'s"
@@ -52,7 +56,7 @@ def _quick(b: str, metric: str) -> tuple[str, str] | str:
         theirs += f" on two seeds ({_QUICK_BACK_RECOVERED[b]} on the third)"
     return (
         "inconclusive",
-        _QUICK
+        SEQ_QUICK_SCALE
         + "DHTM's recovery is censored at 45 episodes on every seed, and so is "
         + theirs
         + _CI,
@@ -123,6 +127,6 @@ EXPERIMENT = Experiment(
     run=run_sequences,
     claims=CLAIMS,
     metrics=SEQ_METRICS,
-    seeds={"smoke": 1, "quick": 3, "full": 10},
+    seeds=SEQ_SEEDS,
     figures=functools.partial(plots.sequence_figures, name="dhtm.sequences_stochastic"),
 )
