@@ -40,7 +40,7 @@ class GridConfig:
     changes from "free" to "blocked" (a wall across part of a row) mid-run."""
 
     # DEVIATION: 200 episodes with the change at 60 by default, the tuning scale (paper: 1000,
-    # change at 300; the full preset: 500 and 150), SF horizon 15 (paper: up to 50), LSTM 10
+    # change at 300; the full preset: 650 and 195), SF horizon 15 (paper: up to 50), LSTM 10
     # replay batches every 10 episodes (paper: 50): laptop budget. Recovery is judged against an
     # absolute level (twice the shortest blocked path), not each agent's own pre-change level,
     # so that an agent that never learned cannot "recover" at once.
@@ -101,12 +101,12 @@ class GridConfig:
         )
 
 
-# DEVIATION: the full preset runs 500 episodes with the change at 150 (the paper: 1000 and 300,
+# DEVIATION: the full preset runs 650 episodes with the change at 195 (the paper: 1000 and 300,
 # the same ratio): the tuned CSCG (40 clones, EM from a fresh start after every episode) costs
-# about 1.1 s per episode once its buffer holds post-change episodes (a 500-episode seed 411 s
-# against DHTM's 21 and the LSTM's 45), so 5 seeds at 2 jobs (3 rounds) take about 24 minutes;
-# 1000 episodes would take about 50.
-FULL_EPISODES, FULL_CHANGE = 500, 150
+# about 0.9 s per episode once its buffer holds post-change episodes (a 650-episode seed takes
+# about 490 s, most of it CSCG's), so 5 seeds at 2 jobs (3 rounds) take about 26 minutes; 1000
+# episodes would take about 40.
+FULL_EPISODES, FULL_CHANGE = 650, 195
 
 GRID_TUNED: dict[str, object] = {
     "dhtm.burst": "uniform",
