@@ -30,8 +30,13 @@ Work in progress, not yet registered in `iclr25.papers.PAPERS` (issue 27). What 
   `distribution_matching`, `krr`, `krr_st`, all `f(graph, cfg, rng, *, teachers=None)` with
   the same `CondenseConfig` (same `steps` budget); `CONDENSERS` maps names to them.
 - `evaluate`: `evaluate_condensed` (the same GCN and hyperparameters, `EvalConfig`, for every
-  condenser; trained on S, tested on the real graph's test nodes), `evaluate_whole`, and
-  `evaluate_transfer` (T2: pre-train on S, fine-tune on a downstream labelling, or scratch).
+  condenser; trained on S, tested on the real graph's test nodes), `evaluate_whole`, and the
+  cross-task evaluations from one encoder step, `pretrain_encoder` (the evaluation GCN trained
+  on S's hard labels, or its random initialisation for the from-scratch arm, one rng draw
+  either way) and `frozen_embeddings`: `evaluate_transfer` (T2: fine-tune on a downstream
+  labelling), `evaluate_link_prediction` (T3: ROC-AUC of inner products of frozen embeddings
+  on the held-out edges against the sampled non-edges) and `evaluate_clustering` (T4: KMeans
+  NMI of the frozen embeddings against a labelling).
 
     >>> import numpy as np
     >>> from iclr25.papers.st_gcond import make_csbm, condense, CondenseConfig, EvalConfig
@@ -83,14 +88,12 @@ What remains (issue 27), exactly:
    chroknow). α and β (the paper does not report them) belong to the grid: α {0.3, 1, 3}, β
    {0.03, 0.1, 0.3}. Consider `task_weighting="grad_sim"` (cosine of each sub-task's
    meta-gradient to the mean) as a second reading of "task relevance" (not written).
-2. Transfer evaluation (the paper's headline): (T2) exists as `evaluate_transfer` (pre-train
-   the evaluation GCN on S's hard labels, copy its hidden layers, fine-tune on
-   `CSBM.task_b()`'s 20 labels per y^B class; `condensed=None` is from scratch, same
-   fine-tuning budget), tested for its contract only and never run at experiment size; still
-   to decide: a regression head on Y'ˢ during pre-training. Not written: (T3) link
-   prediction AUC on `pos_test_edges`/`neg_test_edges` from the pre-trained encoder's
-   embeddings (inner product) vs a random encoder; (T4) KMeans NMI on frozen embeddings
-   (sklearn, `tabular` extra). Same fine-tuning budget for every condenser.
+2. Transfer evaluation (the paper's headline): T2, T3 and T4 exist (`evaluate_transfer`,
+   `evaluate_link_prediction`, `evaluate_clustering`, all from `pretrain_encoder`), tested for
+   their contracts (T3 against a hand-computed Mann-Whitney AUC and the swap of positives and
+   negatives) and never run at experiment size; still to decide: a regression head on Y'ˢ
+   during pre-training, and whether T3 should also train a link decoder on the training
+   edges (now frozen embeddings and an inner product, a DEVIATION).
 3. `experiments/single_task.py` (condensed vs whole-dataset GCN, per-class prediction
    histograms, random-coreset sanity row) and `experiments/cross_task.py` (the claims: GCond
    and DosCond <= scratch across tasks; ST-GCond > scratch; each ablation costs something),
@@ -111,8 +114,9 @@ What remains (issue 27), exactly:
    `# DEVIATION:` here; the differences from GCond's code, read via the search tools, never
    copied), full results from a clean checkout of main.
 
-Needs the `graph` extra (torch_geometric 2.8.1) for the "dgi" and "gae" teachers only; the
-"mae" teacher, every condenser and the evaluation run on torch alone.
+Needs the `graph` extra (torch_geometric 2.8.1) for the "dgi" and "gae" teachers only, and the
+`tabular` extra (scikit-learn) for T3 and T4; the "mae" teacher, every condenser and the other
+evaluations run on torch alone.
 """
 
 from iclr25.papers.st_gcond.baselines import (
@@ -129,9 +133,13 @@ from iclr25.papers.st_gcond.data import CSBM, Graph, make_csbm
 from iclr25.papers.st_gcond.evaluate import (
     EvalConfig,
     EvalResult,
+    evaluate_clustering,
     evaluate_condensed,
+    evaluate_link_prediction,
     evaluate_transfer,
     evaluate_whole,
+    frozen_embeddings,
+    pretrain_encoder,
     train_gcn,
 )
 from iclr25.papers.st_gcond.gnn import krr_predict, straight_through_threshold
@@ -163,9 +171,12 @@ __all__ = [
     "condense",
     "distribution_matching",
     "doscond",
+    "evaluate_clustering",
     "evaluate_condensed",
+    "evaluate_link_prediction",
     "evaluate_transfer",
     "evaluate_whole",
+    "frozen_embeddings",
     "fuse_teachers",
     "gcond",
     "kcenter_coreset",
@@ -175,6 +186,7 @@ __all__ = [
     "krr_st",
     "make_csbm",
     "mutual_information",
+    "pretrain_encoder",
     "pretrain_teachers",
     "random_coreset",
     "straight_through_threshold",

@@ -4,6 +4,10 @@ real graph's test nodes (the GCond protocol), and whole-dataset training as the 
 Every condenser is judged by the same network and the same hyperparameters (`EvalConfig`), as
 the issue asks; the prediction histogram over classes is reported beside the accuracy, so a
 one-class collapse (GCond #18 on Amazon) shows as `max_pred_share` near 1.
+
+The cross-task evaluations (T2 fine-tuning on another labelling, T3 link prediction, T4
+clustering) start from one encoder, `pretrain_encoder`: the evaluation GCN trained on the
+condensed graph, or the same GCN untrained for the from-scratch arm.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from torch import nn
 from iclr25.core.checks import Range
 from iclr25.core.config import configclass
 from iclr25.core.seeding import torch_seed
-from iclr25.papers.st_gcond.data import Graph
+from iclr25.papers.st_gcond.data import CSBM, Graph
 from iclr25.papers.st_gcond.gnn import GCN, gcn_norm_dense, gcn_norm_sparse
 from iclr25.papers.st_gcond.method import CondensedGraph
 
@@ -147,13 +151,9 @@ def evaluate_transfer(
     """(T2) A downstream task on the real graph: fine-tune the evaluation GCN on
     `task.train_mask`, pre-trained on the condensed graph's hard labels or from scratch.
 
-    Both arms get the same fine-tuning budget (`cfg.epochs`); the pre-trained arm also
-    spends `cfg.epochs` on S first. The output layer is always fresh (the tasks' classes
-    differ).
-
-    # DEVIATION: pre-training uses the hard labels Y'ʰ only; the paper's pre-training on S
-    # may also use the soft targets Y'ˢ (not specified); a regression head on Y'ˢ is item 2
-    # of "What remains".
+    Both arms get the same fine-tuning budget (`cfg.epochs`) from `pretrain_encoder`'s
+    hidden layers (trained on S for `cfg.epochs` first, or at their random initialisation).
+    The output layer is always fresh (the tasks' classes differ).
 
     Args:
         task: The real graph under the downstream labelling (e.g. `CSBM.task_b()`).
@@ -164,18 +164,113 @@ def evaluate_transfer(
     Returns:
         Accuracy and prediction histogram on `task.test_mask`.
     """
+    init = pretrain_encoder(task, cfg, rng, condensed)
     adj = gcn_norm_sparse(task.edge_index, task.num_nodes)
-    init = None
-    if condensed is not None:
-        if condensed.x.shape[1] != task.num_features:
-            raise ValueError(
-                f"condensed.x has {condensed.x.shape[1]} features: the task has {task.num_features}"
-            )
-        s_adj = gcn_norm_dense(condensed.adj)
-        init = train_gcn(condensed.x, s_adj, condensed.y, condensed.num_classes, cfg, rng)
-    else:
-        rng.integers(2**62)  # keep the fine-tuning draw aligned with the pre-trained arm
     model = train_gcn(
         task.x, adj, task.y, task.num_classes, cfg, rng, mask=task.train_mask, init=init
     )
     return score_on_real(model, task)
+
+
+def pretrain_encoder(
+    graph: Graph,
+    cfg: EvalConfig,
+    rng: np.random.Generator,
+    condensed: CondensedGraph | None = None,
+) -> GCN:
+    """The encoder every cross-task evaluation (T2-T4) starts from: the evaluation GCN trained
+    for `cfg.epochs` on the condensed graph's hard labels, or, with `condensed=None`, the same
+    architecture at its random initialisation (the from-scratch arm).
+
+    Both arms take one draw from `rng`, so what follows sees the same stream.
+
+    # DEVIATION: pre-training uses the hard labels Y'ʰ only; the paper's pre-training on S
+    # may also use the soft targets Y'ˢ (not specified); a regression head on Y'ˢ is item 2
+    # of "What remains".
+
+    Raises:
+        ValueError: The condensed graph's feature width differs from `graph`'s.
+    """
+    if condensed is None:
+        seed = int(rng.integers(2**62))
+        with torch_seed(seed):
+            model = GCN(
+                in_dim=graph.num_features,
+                hidden=cfg.hidden,
+                out_dim=graph.num_classes,
+                layers=cfg.layers,
+                dropout=cfg.dropout,
+            )
+        return model.eval()
+    if condensed.x.shape[1] != graph.num_features:
+        raise ValueError(
+            f"condensed.x has {condensed.x.shape[1]} features: the graph has {graph.num_features}"
+        )
+    s_adj = gcn_norm_dense(condensed.adj)
+    model = train_gcn(condensed.x, s_adj, condensed.y, condensed.num_classes, cfg, rng)
+    return model
+
+
+def frozen_embeddings(encoder: GCN, graph: Graph) -> torch.Tensor:
+    """The encoder's last hidden layer on the real graph (its training edges), no dropout.
+
+    Shapes: -> (N, cfg.hidden).
+    """
+    adj = gcn_norm_sparse(graph.edge_index, graph.num_nodes)
+    encoder.eval()
+    with torch.no_grad():
+        return encoder.embed(graph.x, adj)
+
+
+def evaluate_link_prediction(
+    data: CSBM,
+    cfg: EvalConfig,
+    rng: np.random.Generator,
+    condensed: CondensedGraph | None = None,
+) -> float:
+    """(T3) Link-prediction ROC-AUC on the held-out edges from frozen embeddings.
+
+    A pair (u, v) is scored by the inner product of the encoder's embeddings of u and v on the
+    graph without the held-out edges; the positives are `data.pos_test_edges`, the negatives
+    `data.neg_test_edges`. `condensed=None` scores the untrained encoder (from scratch).
+
+    # DEVIATION: frozen embeddings and an inner-product decoder, with no link-prediction
+    # training; the official `test_other_tasks.py` was not readable, and the paper says only
+    # "link prediction (AUC)".
+
+    Returns:
+        ROC-AUC in [0, 1] (0.5: chance).
+    """
+    from sklearn.metrics import roc_auc_score
+
+    z = frozen_embeddings(pretrain_encoder(data.graph, cfg, rng, condensed), data.graph)
+    pairs = torch.cat([data.pos_test_edges, data.neg_test_edges], dim=1)
+    scores = (z[pairs[0]] * z[pairs[1]]).sum(1).numpy()
+    truth = np.r_[np.ones(data.pos_test_edges.shape[1]), np.zeros(data.neg_test_edges.shape[1])]
+    return float(roc_auc_score(truth, scores))
+
+
+def evaluate_clustering(
+    graph: Graph,
+    cfg: EvalConfig,
+    rng: np.random.Generator,
+    condensed: CondensedGraph | None = None,
+    n_init: int = 10,
+) -> float:
+    """(T4) Normalised mutual information between KMeans clusters of the frozen embeddings of
+    every node and `graph.y` (e.g. `CSBM.task_b()` for the feature labelling).
+
+    KMeans has `graph.num_classes` clusters, `n_init` restarts and a seed drawn from `rng`
+    after the encoder's draw. `condensed=None` clusters the untrained encoder's embeddings.
+
+    Returns:
+        NMI in [0, 1] (arithmetic normalisation, scikit-learn's default).
+    """
+    from sklearn.cluster import KMeans
+    from sklearn.metrics import normalized_mutual_info_score
+
+    if n_init < 1:
+        raise ValueError(f"n_init={n_init} is not allowed: need >= 1")
+    z = frozen_embeddings(pretrain_encoder(graph, cfg, rng, condensed), graph).numpy()
+    km = KMeans(graph.num_classes, n_init=n_init, random_state=int(rng.integers(2**31)))
+    return float(normalized_mutual_info_score(graph.y.numpy(), km.fit_predict(z)))
