@@ -68,3 +68,17 @@ def test_clustering_nmi_is_deterministic_and_bounded(csbm, fast_cfg):
     assert a == b and 0 <= a <= 1 and 0 <= c <= 1
     with pytest.raises(ValueError, match="n_init=0"):
         evaluate_clustering(task, FAST_EVAL, np.random.default_rng(4), n_init=0)
+
+
+def test_condensed_graph_is_scored_on_test_or_validation_nodes(csbm, fast_cfg):
+    from iclr25.papers.st_gcond import evaluate_condensed
+
+    s = CONDENSERS["random"](csbm.graph, fast_cfg, np.random.default_rng(3))
+    test = evaluate_condensed(csbm.graph, s, FAST_EVAL, np.random.default_rng(1))
+    again = evaluate_condensed(csbm.graph, s, FAST_EVAL, np.random.default_rng(1), split="test")
+    val = evaluate_condensed(csbm.graph, s, FAST_EVAL, np.random.default_rng(1), split="val")
+    assert test.accuracy == again.accuracy
+    n_val = int(csbm.graph.val_mask.sum())
+    assert val.accuracy * n_val == pytest.approx(round(val.accuracy * n_val))  # a share of val
+    with pytest.raises(ValueError, match="split='train'"):
+        evaluate_condensed(csbm.graph, s, FAST_EVAL, np.random.default_rng(1), split="train")

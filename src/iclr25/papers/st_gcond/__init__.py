@@ -45,7 +45,7 @@ Work in progress, not yet registered in `iclr25.papers.PAPERS` (issue 27). What 
     >>> s = condense(data.graph, CondenseConfig(steps=60), np.random.default_rng(1))
     >>> evaluate_condensed(data.graph, s, EvalConfig(), np.random.default_rng(2)).accuracy
 
-Tests: tests/papers/st_gcond (data, gnn, method, teachers, baselines; 58 tests).
+Tests: tests/papers/st_gcond (data, gnn, method, teachers, baselines, evaluate, tune).
 
 Pilot (measured once, NOT a result: one CSBM, `make_csbm(default_rng(0), num_nodes=600)`,
 6 classes, 60 synthetic nodes, condenser rng 1, evaluation rng 2, the "mae" teacher only (30
@@ -80,14 +80,19 @@ What remains (issue 27), exactly:
    straight-through gradient turns many pairs on at once (lr_adj 1e-2: 354-1,770 of 1,770 edges,
    accuracy 0.21-0.69), and ST-GCond/KRR without structure (`learn_structure=False`) were best;
    GCond/DosCond keep a nearly complete soft graph (1,752-1,770 edges above gm_delta 0.01;
-   accuracy 0.32-0.42), DM too (885-1,730). Run the grid on tuning seeds disjoint from the claim
-   seeds (e.g. graph seeds 100-102) with equal-size grids per method: lr_adj {1e-4, 1e-3, 1e-2}
-   x learn_structure x ridge {1e-3, 1e-2, 1e-1} x inner_lr {0.03, 0.1, 0.3} for ST-GCond (and
-   the matching grids for GCond/DosCond/DM lr_feat, gm_outer; KRR/KRR-ST ridge, lr_feat), widen
-   while the optimum sits on an edge, commit the grid and the choice (a `tune.py` as in
-   chroknow). α and β (the paper does not report them) belong to the grid: α {0.3, 1, 3}, β
-   {0.03, 0.1, 0.3}. Consider `task_weighting="grad_sim"` (cosine of each sub-task's
-   meta-gradient to the mean) as a second reading of "task relevance" (not written).
+   accuracy 0.32-0.42), DM too (885-1,730). The grids are written, NOT yet run: `tune.py`
+   (27 points for each learnt condenser: lr_feat {3e-3, 1e-2, 3e-2} x lr_adj {1e-4, 1e-3,
+   1e-2} x one axis of its own: ridge {1e-3, 1e-2, 1e-1} for ST-GCond, KRR and KRR-ST,
+   gm_outer {2, 5, 10} for GCond, gm_hidden {32, 64, 128} for DosCond, extractor_width {32,
+   128, 512} for DM; scored by the validation accuracy on y^A on graph seeds 100-102 at N =
+   600 and 60 steps, teachers trained once per graph) and `benchmarks/tune_st_gcond.py`
+   (writes `benchmarks/results/st_gcond_tuning.json`). To do: time one point per condenser
+   on an idle machine, run the grids (`--jobs 2`), widen every axis whose optimum sits on an
+   edge, commit the file and the chosen points as the presets' values. Left at their defaults
+   so that ST-GCond's grid is no larger than the baselines': α, β, inner_lr, the task
+   temperature (a second stage of equal size for every method could add them).
+   Consider `task_weighting="grad_sim"` (cosine of each sub-task's meta-gradient to the mean)
+   as a second reading of "task relevance" (not written).
 2. Transfer evaluation (the paper's headline): T2, T3 and T4 exist (`evaluate_transfer`,
    `evaluate_link_prediction`, `evaluate_clustering`, all from `pretrain_encoder`), tested for
    their contracts (T3 against a hand-computed Mann-Whitney AUC and the swap of positives and

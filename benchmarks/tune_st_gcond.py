@@ -1,0 +1,88 @@
+"""Equal-size tuning grids of the st_gcond condensers (see `iclr25.papers.st_gcond.tune`).
+
+Runs every grid point on the tuning graphs (seeds disjoint from the claims') and writes
+`benchmarks/results/st_gcond_tuning.json`: one row per method, point and seed, and the chosen
+point per method (the highest mean validation accuracy).
+
+    python benchmarks/tune_st_gcond.py --jobs 2
+    python benchmarks/tune_st_gcond.py --methods krr,dm --out ''   # a subset, nothing written
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from iclr25.core.bench import bench_result, load_average, print_rows
+from iclr25.papers.st_gcond.tune import (
+    GRID,
+    TUNING_CONFIG,
+    TUNING_GRAPH,
+    TUNING_SEEDS,
+    chosen,
+    grid_points,
+    score_rows,
+)
+
+OUT = Path(__file__).resolve().parent / "results" / "st_gcond_tuning.json"
+
+
+SMOKE = dataclasses.replace(TUNING_CONFIG, steps=2, extractor_width=16, real_batch=64)
+"""The smoke run's budget (one point of one method on one seed; for the tests)."""
+
+
+def main(argv: list[str] | None = None) -> dict:
+    p = argparse.ArgumentParser(prog="tune_st_gcond", description=__doc__.split("\n\n")[0])
+    p.add_argument("--methods", default=",".join(GRID), help="comma-separated condensers")
+    p.add_argument("--seeds", default=",".join(map(str, TUNING_SEEDS)), help="tuning seeds")
+    p.add_argument("--jobs", type=int, default=1, help="grid points in parallel (1 thread each)")
+    p.add_argument("--out", default=str(OUT), help="JSON file to write ('' for none)")
+    p.add_argument("--smoke", action="store_true", help="one point, one seed, 2 steps (tests)")
+    args = p.parse_args(argv)
+    methods = [m for m in args.methods.split(",") if m]
+    unknown = sorted(set(methods) - set(GRID))
+    if unknown:
+        p.error(f"--methods: {unknown} not in {sorted(GRID)}")
+    seeds = tuple(int(s) for s in args.seeds.split(","))
+    if set(seeds) & set(range(10)):
+        p.error(f"--seeds {seeds}: seeds 0-9 are the claim seeds")
+    base = SMOKE if args.smoke else TUNING_CONFIG
+    tasks = [(m, point, seeds, base) for m in methods for point in grid_points(m)]
+    if args.smoke:
+        tasks = [(methods[0], tasks[0][1], seeds[:1], base)]
+    load_before = load_average()
+    rows: list[dict] = []
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        for batch in pool.map(score_rows, tasks):
+            rows.extend(batch)
+            print(
+                batch[0]["method"],
+                batch[0]["setting"],
+                [round(r["val_accuracy"], 3) for r in batch],
+                flush=True,
+            )
+    best = chosen(rows)
+    return bench_result(
+        "st_gcond_tuning_grid",
+        "validation accuracy (y^A) of the evaluation GCN trained on the condensed graph, mean over "
+        f"tuning graphs {seeds}; highest chosen: {best}",
+        {
+            "graph": TUNING_GRAPH,
+            "steps": base.steps,
+            "seeds": seeds,
+            "grid": {m: GRID[m] for m in methods},
+            "threads": 1,
+            "jobs": args.jobs,
+            "chosen": best,
+        },
+        rows=rows,
+        out=args.out or None,
+        load_before=load_before,
+    )
+
+
+if __name__ == "__main__":
+    print_rows(main(sys.argv[1:]))

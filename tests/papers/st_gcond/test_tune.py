@@ -1,0 +1,59 @@
+"""The tuning grids: equal size for every learnt condenser, disjoint seeds, the choice rule."""
+
+import dataclasses
+
+import pytest
+
+from iclr25.papers.st_gcond.tune import (
+    GRID,
+    TUNING_CONFIG,
+    TUNING_SEEDS,
+    chosen,
+    grid_points,
+    score_point,
+    setting,
+)
+
+
+def test_every_condenser_gets_a_grid_of_the_same_size_over_real_fields():
+    sizes = {m: len(grid_points(m)) for m in GRID}
+    assert set(sizes.values()) == {27}, sizes
+    fields = {f.name for f in dataclasses.fields(TUNING_CONFIG)}
+    for m in GRID:
+        assert set(GRID[m]) <= fields
+        assert len({setting(p) for p in grid_points(m)}) == 27  # no point twice
+    assert not set(TUNING_SEEDS) & set(range(10))  # the claim seeds
+    with pytest.raises(ValueError, match="method='nope'"):
+        grid_points("nope")
+
+
+def test_chosen_takes_the_highest_mean_and_the_earlier_point_on_ties():
+    p = grid_points("krr")
+    rows = [
+        {"method": "krr", "point": p[0], "val_accuracy": 0.5},
+        {"method": "krr", "point": p[0], "val_accuracy": 0.7},  # mean 0.6
+        {"method": "krr", "point": p[3], "val_accuracy": 0.6},  # tie: p[0] is earlier
+        {"method": "krr", "point": p[5], "val_accuracy": 0.59},
+        {"method": "dm", "point": grid_points("dm")[7], "val_accuracy": 0.1},
+    ]
+    assert chosen(rows) == {"krr": p[0], "dm": grid_points("dm")[7]}
+    rows.append({"method": "krr", "point": p[9], "val_accuracy": 0.61})
+    assert chosen(rows)["krr"] == p[9]
+
+
+def test_a_point_is_scored_on_validation_nodes_deterministically():
+    base = dataclasses.replace(TUNING_CONFIG, steps=2, extractor_width=16, real_batch=64)
+    point = grid_points("krr")[4]
+    a = score_point("krr", point, TUNING_SEEDS[0], base)
+    b = score_point("krr", point, TUNING_SEEDS[0], base)
+    assert a["val_accuracy"] == b["val_accuracy"] and 0 <= a["val_accuracy"] <= 1
+    assert a["edges"] >= 0 and a["seconds"] > 0
+
+
+def test_the_runner_writes_rows_and_the_choice(benchmark_script, tmp_path):
+    out = tmp_path / "t.json"
+    res = benchmark_script("tune_st_gcond").main(["--smoke", "--methods", "krr", "--out", str(out)])
+    assert out.exists() and len(res["rows"]) == 1
+    assert res["settings"]["chosen"] == {"krr": grid_points("krr")[0]}
+    with pytest.raises(SystemExit):
+        benchmark_script("tune_st_gcond").main(["--seeds", "3", "--out", ""])
