@@ -13,7 +13,7 @@ condensed graph, or the same GCN untrained for the from-scratch arm.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated
 
 import numpy as np
 import torch
@@ -104,28 +104,20 @@ def train_gcn(
     return model
 
 
-def score_on_real(model: GCN, graph: Graph, split: Literal["test", "val"] = "test") -> EvalResult:
-    """Accuracy and prediction histogram of `model` on `graph.test_mask` (or `val_mask`)."""
-    if split not in ("test", "val"):
-        raise ValueError(f"split={split!r} is not allowed: use 'test' or 'val'")
-    mask = graph.test_mask if split == "test" else graph.val_mask
+def score_on_real(model: GCN, graph: Graph) -> EvalResult:
+    """Accuracy and prediction histogram of `model` on `graph.test_mask`."""
     adj = gcn_norm_sparse(graph.edge_index, graph.num_nodes)
     with torch.no_grad():
-        pred = model(graph.x, adj).argmax(1)[mask]
-    truth = graph.y[mask]
+        pred = model(graph.x, adj).argmax(1)[graph.test_mask]
+    truth = graph.y[graph.test_mask]
     share = np.bincount(pred.numpy(), minlength=graph.num_classes) / max(1, len(pred))
     return EvalResult(float((pred == truth).float().mean()), share, float(share.max()))
 
 
 def evaluate_condensed(
-    graph: Graph,
-    condensed: CondensedGraph,
-    cfg: EvalConfig,
-    rng: np.random.Generator,
-    split: Literal["test", "val"] = "test",
+    graph: Graph, condensed: CondensedGraph, cfg: EvalConfig, rng: np.random.Generator
 ) -> EvalResult:
-    """Train the evaluation GCN on the condensed graph, test on the real test nodes (or, with
-    `split="val"`, the validation nodes: what tuning selects on).
+    """Train the evaluation GCN on the condensed graph, test on the real test nodes.
 
     Raises:
         ValueError: The condensed graph does not match the real graph's features or classes.
@@ -140,7 +132,7 @@ def evaluate_condensed(
         )
     adj = gcn_norm_dense(condensed.adj)
     model = train_gcn(condensed.x, adj, condensed.y, graph.num_classes, cfg, rng)
-    return score_on_real(model, graph, split)
+    return score_on_real(model, graph)
 
 
 def evaluate_whole(graph: Graph, cfg: EvalConfig, rng: np.random.Generator) -> EvalResult:

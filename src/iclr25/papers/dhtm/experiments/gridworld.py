@@ -40,10 +40,10 @@ class GridConfig:
     changes from "free" to "blocked" (a wall across part of a row) mid-run."""
 
     # DEVIATION: 200 episodes with the change at 60 by default, the tuning scale (paper: 1000,
-    # change at 300; the full preset: 650 and 195), LSTM 10 replay batches every 10 episodes
-    # (paper: 50): laptop budget. Recovery is judged against an absolute level (twice the
-    # shortest blocked path), not each agent's own pre-change level, so that an agent that
-    # never learned cannot "recover" at once.
+    # change at 300; the full preset: 650 and 195), SF horizon 15 (paper: up to 50), LSTM 10
+    # replay batches every 10 episodes (paper: 50): laptop budget. Recovery is judged against an
+    # absolute level (twice the shortest blocked path), not each agent's own pre-change level,
+    # so that an agent that never learned cannot "recover" at once.
     episodes: Annotated[int, Range(2, None)] = 200
     """Episodes in total (paper: 1000)."""
     change_episode: int = 60
@@ -63,8 +63,8 @@ class GridConfig:
     the blocked layout."""
     gamma: Annotated[float, Range(0, 1, low_open=True, high_open=True)] = 0.8
     """SF discount (paper: 0.8)."""
-    horizon: Annotated[int, Range(1, None)] = 50
-    """SF rollout horizon (paper: up to 50; DHTM's rollouts stop early at the goal)."""
+    horizon: Annotated[int, Range(1, None)] = 15
+    """SF rollout horizon (paper: up to 50)."""
     beta: Annotated[float, Range(0, None, low_open=True)] = 25.0
     """Softmax inverse temperature over normalised Q (paper: 25)."""
     reward_lr: Annotated[float, Range(0, 1, low_open=True)] = 0.1
