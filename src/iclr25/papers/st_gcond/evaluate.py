@@ -13,7 +13,7 @@ condensed graph, or the same GCN untrained for the from-scratch arm.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Literal
 
 import numpy as np
 import torch
@@ -63,6 +63,17 @@ class EvalResult:
     max_pred_share: float
 
 
+def evaluation_gcn(in_dim: int, num_classes: int, cfg: EvalConfig) -> GCN:
+    """A fresh evaluation GCN (weights from torch's global generator: call under `torch_seed`)."""
+    return GCN(
+        in_dim=in_dim,
+        hidden=cfg.hidden,
+        out_dim=num_classes,
+        layers=cfg.layers,
+        dropout=cfg.dropout,
+    )
+
+
 def train_gcn(
     x: torch.Tensor,
     adj: torch.Tensor,
@@ -83,13 +94,7 @@ def train_gcn(
     """
     seed = int(rng.integers(2**62))
     with torch_seed(seed):  # init and dropout draw from torch's global generator
-        model = GCN(
-            in_dim=x.shape[1],
-            hidden=cfg.hidden,
-            out_dim=num_classes,
-            layers=cfg.layers,
-            dropout=cfg.dropout,
-        )
+        model = evaluation_gcn(x.shape[1], num_classes, cfg)
         if init is not None:
             for mine, theirs in zip(model.lins[:-1], init.lins[:-1]):
                 mine.load_state_dict(theirs.state_dict())
@@ -104,20 +109,28 @@ def train_gcn(
     return model
 
 
-def score_on_real(model: GCN, graph: Graph) -> EvalResult:
-    """Accuracy and prediction histogram of `model` on `graph.test_mask`."""
+def score_on_real(model: GCN, graph: Graph, split: Literal["test", "val"] = "test") -> EvalResult:
+    """Accuracy and prediction histogram of `model` on `graph.test_mask` (or `val_mask`)."""
+    if split not in ("test", "val"):
+        raise ValueError(f"split={split!r} is not allowed: use 'test' or 'val'")
+    mask = graph.test_mask if split == "test" else graph.val_mask
     adj = gcn_norm_sparse(graph.edge_index, graph.num_nodes)
     with torch.no_grad():
-        pred = model(graph.x, adj).argmax(1)[graph.test_mask]
-    truth = graph.y[graph.test_mask]
+        pred = model(graph.x, adj).argmax(1)[mask]
+    truth = graph.y[mask]
     share = np.bincount(pred.numpy(), minlength=graph.num_classes) / max(1, len(pred))
     return EvalResult(float((pred == truth).float().mean()), share, float(share.max()))
 
 
 def evaluate_condensed(
-    graph: Graph, condensed: CondensedGraph, cfg: EvalConfig, rng: np.random.Generator
+    graph: Graph,
+    condensed: CondensedGraph,
+    cfg: EvalConfig,
+    rng: np.random.Generator,
+    split: Literal["test", "val"] = "test",
 ) -> EvalResult:
-    """Train the evaluation GCN on the condensed graph, test on the real test nodes.
+    """Train the evaluation GCN on the condensed graph, test on the real test nodes (or, with
+    `split="val"`, the validation nodes: what tuning selects on).
 
     Raises:
         ValueError: The condensed graph does not match the real graph's features or classes.
@@ -132,7 +145,7 @@ def evaluate_condensed(
         )
     adj = gcn_norm_dense(condensed.adj)
     model = train_gcn(condensed.x, adj, condensed.y, graph.num_classes, cfg, rng)
-    return score_on_real(model, graph)
+    return score_on_real(model, graph, split)
 
 
 def evaluate_whole(graph: Graph, cfg: EvalConfig, rng: np.random.Generator) -> EvalResult:
@@ -192,16 +205,8 @@ def pretrain_encoder(
         ValueError: The condensed graph's feature width differs from `graph`'s.
     """
     if condensed is None:
-        seed = int(rng.integers(2**62))
-        with torch_seed(seed):
-            model = GCN(
-                in_dim=graph.num_features,
-                hidden=cfg.hidden,
-                out_dim=graph.num_classes,
-                layers=cfg.layers,
-                dropout=cfg.dropout,
-            )
-        return model.eval()
+        with torch_seed(int(rng.integers(2**62))):
+            return evaluation_gcn(graph.num_features, graph.num_classes, cfg).eval()
     if condensed.x.shape[1] != graph.num_features:
         raise ValueError(
             f"condensed.x has {condensed.x.shape[1]} features: the graph has {graph.num_features}"

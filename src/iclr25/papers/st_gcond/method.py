@@ -70,6 +70,19 @@ class TeacherConfig:
         check(ok, "names", self.names, f"a non-empty tuple of distinct names from {TEACHERS}")
 
 
+def train_teachers(graph: Graph, cfg: TeacherConfig, rng: np.random.Generator) -> list[Teacher]:
+    """Pre-train the teachers `cfg` names on `graph` (label-free), with `cfg`'s settings."""
+    return pretrain_teachers(
+        graph,
+        cfg.names,
+        rng,
+        hidden=cfg.hidden,
+        epochs=cfg.epochs,
+        lr=cfg.lr,
+        mask_rate=cfg.mask_rate,
+    )
+
+
 @configclass
 class CondenseConfig:
     """Hyperparameters of every condenser (one config, so all share the same budget)."""
@@ -408,15 +421,7 @@ def krr_condense(
             raise ValueError(f"teachers {missing} of cfg.teachers.names are not in `teachers`")
         teachers = [t for t in teachers if t.name in cfg.teachers.names]
     if use_self and teachers is None:
-        teachers = pretrain_teachers(
-            graph,
-            cfg.teachers.names,
-            rng,
-            hidden=cfg.teachers.hidden,
-            epochs=cfg.teachers.epochs,
-            lr=cfg.teachers.lr,
-            mask_rate=cfg.teachers.mask_rate,
-        )
+        teachers = train_teachers(graph, cfg.teachers, rng)
     t0 = time.perf_counter()
     seed = int(rng.integers(2**62))
     g = torch.Generator().manual_seed(seed)

@@ -30,8 +30,8 @@ import torch
 from iclr25.papers.st_gcond.baselines import CONDENSERS
 from iclr25.papers.st_gcond.data import CSBM, make_csbm
 from iclr25.papers.st_gcond.evaluate import EvalConfig, evaluate_condensed
-from iclr25.papers.st_gcond.method import CondenseConfig, condense
-from iclr25.papers.st_gcond.teachers import Teacher, pretrain_teachers
+from iclr25.papers.st_gcond.method import CondenseConfig, condense, train_teachers
+from iclr25.papers.st_gcond.teachers import Teacher
 
 TUNING_SEEDS = (100, 101, 102)
 """Graph seeds of the tuning CSBMs (the claim runs draw theirs from run seeds 0-9)."""
@@ -77,17 +77,8 @@ def tuning_graph(seed: int) -> CSBM:
 @functools.lru_cache(maxsize=4)
 def tuning_teachers(seed: int, cfg: CondenseConfig = TUNING_CONFIG) -> tuple[Teacher, ...]:
     """The teachers of the tuning graph `seed`, pre-trained once and shared by every point."""
-    t = cfg.teachers
     return tuple(
-        pretrain_teachers(
-            tuning_graph(seed).graph,
-            t.names,
-            np.random.default_rng([seed, 0]),
-            hidden=t.hidden,
-            epochs=t.epochs,
-            lr=t.lr,
-            mask_rate=t.mask_rate,
-        )
+        train_teachers(tuning_graph(seed).graph, cfg.teachers, np.random.default_rng([seed, 0]))
     )
 
 
