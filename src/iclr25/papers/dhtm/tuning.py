@@ -85,7 +85,7 @@ GRID_WORLD: dict[str, dict[str, tuple]] = {
         "dhtm.lr_f": (0.1, 0.05, 0.15, 0.2, 0.4, 0.6),
     },
     "cscg": {"cscg.clones": (10, 20, 40), "cscg.refit_every": (10, 1, 2, 5)},
-    "lstm": {"lstm.lr": (0.002, 0.008, 0.016, 0.032), "lstm.online_steps": (10, 20, 40)},
+    "lstm": {"lstm.lr": (0.002, 0.008, 0.016, 0.032), "lstm.online_steps": (1, 5, 10)},
     "ec": {"ec.epsilon": (0.1, 0.0, 0.01, 0.02, 0.03, 0.05, 0.075, 0.15, 0.2, 0.3, 0.4, 0.5)},
 }
 """The gridworld agents' grids (`dhtm.gridworld`), twelve points each, the first value of each
