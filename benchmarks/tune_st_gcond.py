@@ -50,9 +50,10 @@ def main(argv: list[str] | None = None) -> dict:
     if set(seeds) & set(range(10)):
         p.error(f"--seeds {seeds}: seeds 0-9 are the claim seeds")
     base = SMOKE if args.smoke else TUNING_CONFIG
-    tasks = [(m, point, seeds, base) for m in methods for point in grid_points(m)]
-    if args.smoke:
-        tasks = [(methods[0], tasks[0][1], seeds[:1], base)]
+    if args.smoke:  # the first point of the first method, on the first seed
+        methods, seeds = methods[:1], seeds[:1]
+    last = 1 if args.smoke else None
+    tasks = [(m, point, seeds, base) for m in methods for point in grid_points(m)[:last]]
     load_before = load_average()
     rows: list[dict] = []
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
