@@ -54,7 +54,7 @@ class SFAgent:
         memory: the world model.
         n_obs_states, n_actions: sizes.
         gamma: SF discount (paper: 0.8).
-        horizon: rollout length (paper: up to 50; we use 15).
+        horizon: rollout length (paper: up to 50).
         beta: softmax inverse temperature over normalised Q (paper: 25).
         reward_lr: learning rate of the reward vector (paper: 0.1).
         stop: early stop of the rollouts (`GoalStop()`, the paper's rule for DHTM), or None
@@ -69,7 +69,7 @@ class SFAgent:
         n_actions: int,
         *,
         gamma: float = 0.8,
-        horizon: int = 15,
+        horizon: int = 50,
         beta: float = 25.0,
         reward_lr: float = 0.1,
         stop: GoalStop | None = None,

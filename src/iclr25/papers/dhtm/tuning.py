@@ -85,7 +85,7 @@ GRID_WORLD: dict[str, dict[str, tuple]] = {
         "dhtm.lr_f": (0.1, 0.05, 0.15, 0.2, 0.4, 0.6),
     },
     "cscg": {"cscg.clones": (10, 20, 40), "cscg.refit_every": (10, 1, 2, 5)},
-    "lstm": {"lstm.lr": (0.002, 0.008, 0.016, 0.032), "lstm.online_steps": (1, 5, 10)},
+    "lstm": {"lstm.lr": (0.002, 0.001, 0.008, 0.016), "lstm.online_steps": (10, 20, 40)},
     "ec": {"ec.epsilon": (0.1, 0.0, 0.01, 0.02, 0.03, 0.05, 0.075, 0.15, 0.2, 0.3, 0.4, 0.5)},
 }
 """The gridworld agents' grids (`dhtm.gridworld`), twelve points each, the first value of each
@@ -105,7 +105,13 @@ afresh, as the official agent does (`CSCGConfig`, EM to a gain under 1e-4 nats p
 which needs more iterations per refit. Its first axes, the official 10 clones with 5 and 20 x
 refit every 10 episodes with 2, 5 and 20, put the best point on two edges (20 clones, refit
 every 2: 24.4; 10 clones refit 2 27.9, 20 clones refit 5 28.1; 5 clones 33.9-44.3, refit 20
-42.8-46.6), so 40 clones replaced 5 and refitting every episode replaced 20."""
+42.8-46.6), so 40 clones replaced 5 and refitting every episode replaced 20. All of that ran at
+SF horizon 15 (`dhtm_gridworld_tuning_h15.json`); at the paper's horizon 50 DHTM's, CSCG's and
+the LSTM's points were rerun (episodic control has no horizon and keeps its rows). There the
+LSTM's best point sat on the top of its online-steps axis twice (lr 0.016 x 10 steps; then, at
+{5, 10, 20}, lr 0.008 x 20), so the axis moved to {10, 20, 40}, where the best point sat on a
+corner, lr 0.002 x 40 steps: 0.001 replaced 0.032 (its worst column). 40 online steps is the
+top of the axis because it is where the full preset's budget ends (`FULL_EPISODES`)."""
 GRID_WORLD_CONFIG = GridConfig(episodes=200, change_episode=60)
 """The scale of the gridworld tuning runs: 200 episodes, the layout changing at episode 60."""
 
