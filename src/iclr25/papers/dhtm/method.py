@@ -303,8 +303,12 @@ class DHTM(SymbolChecks):
         if n_factors == 0:
             return exc
         active_cell = messages >= self.theta
-        act = st.alive[:n] & active_cell[:, st.rec[:n]].all(axis=2)  # (B, n)
-        b, idx = np.nonzero(act)
+        # a segment is active when all its receptor cells are: filter on the first receptor
+        # (few cells are active), then check the others on the survivors only
+        b, idx = np.nonzero(st.alive[:n] & active_cell[:, st.rec[:n, 0]])  # (B, n) candidates
+        if st.rec.shape[1] > 1 and idx.size:
+            keep = active_cell[b[:, None], st.rec[idx, 1:]].all(axis=1)
+            b, idx = b[keep], idx[keep]
         if idx.size == 0:
             return exc
         e = segment_log_likelihood(messages[b[:, None], st.rec[idx]], st.s[idx]) + st.log_f[idx]
