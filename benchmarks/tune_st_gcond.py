@@ -5,6 +5,7 @@ Runs every grid point on the tuning graphs (seeds disjoint from the claims') and
 point per method (the highest mean validation accuracy).
 
     python benchmarks/tune_st_gcond.py --jobs 2
+    python benchmarks/tune_st_gcond.py --jobs 2 --reuse   # after widening an axis
     python benchmarks/tune_st_gcond.py --methods krr,dm --out ''   # a subset, nothing written
 """
 
@@ -12,11 +13,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from iclr25.core.bench import bench_result, load_average, print_rows
+from iclr25.core.envinfo import envinfo
 from iclr25.papers.st_gcond.tune import (
     GRID,
     TUNING_CONFIG,
@@ -25,6 +28,7 @@ from iclr25.papers.st_gcond.tune import (
     chosen,
     grid_points,
     score_rows,
+    setting,
 )
 
 OUT = Path(__file__).resolve().parent / "results" / "st_gcond_tuning.json"
@@ -41,6 +45,12 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--jobs", type=int, default=1, help="grid points in parallel (1 thread each)")
     p.add_argument("--out", default=str(OUT), help="JSON file to write ('' for none)")
     p.add_argument("--smoke", action="store_true", help="one point, one seed, 2 steps (tests)")
+    p.add_argument(
+        "--reuse",
+        action="store_true",
+        help="keep the rows of the existing --out file (same graphs, steps and seeds) whose "
+        "points are still on the grid, and run only the points it lacks (after widening an axis)",
+    )
     args = p.parse_args(argv)
     methods = [m for m in args.methods.split(",") if m]
     unknown = sorted(set(methods) - set(GRID))
@@ -53,9 +63,35 @@ def main(argv: list[str] | None = None) -> dict:
     if args.smoke:  # the first point of the first method, on the first seed
         methods, seeds = methods[:1], seeds[:1]
     last = 1 if args.smoke else None
-    tasks = [(m, point, seeds, base) for m in methods for point in grid_points(m)[:last]]
+    known, batches = [], []
+    if args.reuse and args.out and Path(args.out).exists():
+        old = json.loads(Path(args.out).read_text())
+        same = (old["settings"]["seeds"], old["settings"]["steps"], old["settings"]["graph"])
+        if same != (list(seeds), base.steps, TUNING_GRAPH):
+            p.error(f"--reuse: {args.out} was run on other graphs, steps or seeds")
+        on_grid = {(m, setting(q)) for m in GRID for q in grid_points(m)}
+        known = [r for r in old["rows"] if (r["method"], r["setting"]) in on_grid]
+        # provenance of each batch of rows (a file's first run is its first batch)
+        batches = old["settings"].get("row_batches") or [
+            {
+                "points": sorted({f"{r['method']} | {r['setting']}" for r in old["rows"]}),
+                "git_sha": old["env"].get("git_sha"),
+                "git_dirty": old["env"].get("git_dirty"),
+                "load": old["load"],
+            }
+        ]
+        kept = {f"{r['method']} | {r['setting']}" for r in known}
+        batches = [b | {"points": [q for q in b["points"] if q in kept]} for b in batches]
+        batches = [b for b in batches if b["points"]]
+    have = {(r["method"], r["setting"]) for r in known}
+    tasks = [
+        (m, point, seeds, base)
+        for m in methods
+        for point in grid_points(m)[:last]
+        if (m, setting(point)) not in have
+    ]
     load_before = load_average()
-    rows: list[dict] = []
+    rows: list[dict] = list(known)
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         for batch in pool.map(score_rows, tasks):
             rows.extend(batch)
@@ -65,7 +101,13 @@ def main(argv: list[str] | None = None) -> dict:
                 [round(r["val_accuracy"], 3) for r in batch],
                 flush=True,
             )
+    if tasks:
+        git = {k: v for k, v in envinfo().items() if k.startswith("git_")}
+        load = {"before": load_before, "after": load_average()}
+        points = [f"{m} | {setting(q)}" for m, q, _, _ in tasks]
+        batches.append({"points": points, **git, "load": load})
     best = chosen(rows)
+    in_rows = [m for m in GRID if any(r["method"] == m for r in rows)]
     return bench_result(
         "st_gcond_tuning_grid",
         "validation accuracy (y^A) of the evaluation GCN trained on the condensed graph, mean over "
@@ -74,10 +116,11 @@ def main(argv: list[str] | None = None) -> dict:
             "graph": TUNING_GRAPH,
             "steps": base.steps,
             "seeds": seeds,
-            "grid": {m: GRID[m] for m in methods},
+            "grid": {m: GRID[m] for m in in_rows},
             "threads": 1,
             "jobs": args.jobs,
             "chosen": best,
+            "row_batches": batches,
         },
         rows=rows,
         out=args.out or None,

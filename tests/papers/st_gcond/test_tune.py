@@ -57,3 +57,23 @@ def test_the_runner_writes_rows_and_the_choice(benchmark_script, tmp_path):
     assert res["settings"]["chosen"] == {"krr": grid_points("krr")[0]}
     with pytest.raises(SystemExit):
         benchmark_script("tune_st_gcond").main(["--seeds", "3", "--out", ""])
+
+
+def test_the_runner_reuses_rows_and_runs_only_new_points(benchmark_script, tmp_path, monkeypatch):
+    script = benchmark_script("tune_st_gcond")
+    out = tmp_path / "t.json"
+    first = script.main(["--smoke", "--methods", "krr", "--out", str(out)])
+    ran = []
+
+    def spy(task):
+        ran.append(task[:2])
+        return [{"method": task[0], "setting": "x", "point": task[1], "seed": 100}]
+
+    monkeypatch.setattr(script, "score_rows", spy)
+    again = script.main(["--smoke", "--methods", "krr", "--out", str(out), "--reuse"])
+    assert ran == [] and again["rows"] == first["rows"]
+    (batch,) = again["settings"]["row_batches"]  # the first run's, from its env
+    assert batch["points"] == ["krr | " + setting(grid_points("krr")[0])]
+    assert batch["git_sha"] == first["env"]["git_sha"]
+    with pytest.raises(SystemExit):  # another budget: nothing reused
+        script.main(["--methods", "krr", "--out", str(out), "--reuse", "--jobs", "1"])
