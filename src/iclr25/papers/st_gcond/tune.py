@@ -44,17 +44,24 @@ TUNING_GRAPH: dict[str, int] = {"num_nodes": 600}
 TUNING_CONFIG = CondenseConfig(steps=60)
 """The condensers' budget during tuning (the quick scale)."""
 
-_RATES = {"lr_feat": (0.003, 0.01, 0.03), "lr_adj": (0.0001, 0.001, 0.01)}
-_RIDGE = {"ridge": (0.001, 0.01, 0.1)}
+_FEAT = {"lr_feat": (0.01, 0.03, 0.1)}
+_ADJ_KRR = {"lr_adj": (0.00001, 0.0001, 0.001)}
+_ADJ_GM = {"lr_adj": (0.0001, 0.001, 0.01)}
+_RIDGE = {"ridge": (0.01, 0.1, 1.0)}
 GRID: dict[str, dict[str, tuple]] = {
-    "st_gcond": {**_RATES, **_RIDGE},
-    "krr": {**_RATES, **_RIDGE},
-    "krr_st": {**_RATES, **_RIDGE},
-    "gcond": {**_RATES, "gm_outer": (2, 5, 10)},
-    "doscond": {**_RATES, "gm_hidden": (32, 64, 128)},
-    "dm": {**_RATES, "extractor_width": (32, 128, 512)},
+    "st_gcond": {**_FEAT, **_ADJ_KRR, **_RIDGE},
+    "krr": {**_FEAT, **_ADJ_KRR, **_RIDGE},
+    "krr_st": {**_FEAT, **_ADJ_KRR, **_RIDGE},
+    "gcond": {**_FEAT, **_ADJ_GM, "gm_outer": (2, 5, 10)},
+    "doscond": {**_FEAT, **_ADJ_GM, "gm_hidden": (32, 64, 128)},
+    "dm": {**_FEAT, **_ADJ_GM, "extractor_width": (128, 512, 2048)},
 }
-"""Per condenser: `CondenseConfig` field -> values (27 points each)."""
+"""Per condenser: `CondenseConfig` field -> values (27 points each). The first grids were
+lr_feat {0.003, 0.01, 0.03} x lr_adj {0.0001, 0.001, 0.01} for every condenser, ridge {0.001,
+0.01, 0.1} and extractor width {32, 128, 512}; every best lr_feat sat on the top (0.03), the
+KRR family's best lr_adj on the bottom (0.0001, where no edge survives the threshold) and its
+ridge on the top (0.1), DM's width on the top (512), so each of those axes slid one step
+(`benchmarks/results/st_gcond_tuning.json` keeps the rows of the points still on the grid)."""
 TEACHER_USERS = ("st_gcond", "krr_st")
 """Condensers that read the pre-trained teachers (trained once per tuning graph, shared)."""
 
