@@ -44,24 +44,27 @@ TUNING_GRAPH: dict[str, int] = {"num_nodes": 600}
 TUNING_CONFIG = CondenseConfig(steps=60)
 """The condensers' budget during tuning (the quick scale)."""
 
-_FEAT = {"lr_feat": (0.01, 0.03, 0.1)}
-_ADJ_KRR = {"lr_adj": (0.00001, 0.0001, 0.001)}
-_ADJ_GM = {"lr_adj": (0.0001, 0.001, 0.01)}
-_RIDGE = {"ridge": (0.01, 0.1, 1.0)}
+_FEAT = {"lr_feat": (0.03, 0.1, 0.3)}
+_RIDGE = {"ridge": (0.1, 1.0, 10.0)}
+_KRR = {**_FEAT, "lr_adj": (0.000001, 0.00001, 0.0001), **_RIDGE}
 GRID: dict[str, dict[str, tuple]] = {
-    "st_gcond": {**_FEAT, **_ADJ_KRR, **_RIDGE},
-    "krr": {**_FEAT, **_ADJ_KRR, **_RIDGE},
-    "krr_st": {**_FEAT, **_ADJ_KRR, **_RIDGE},
-    "gcond": {**_FEAT, **_ADJ_GM, "gm_outer": (2, 5, 10)},
-    "doscond": {**_FEAT, **_ADJ_GM, "gm_hidden": (32, 64, 128)},
-    "dm": {**_FEAT, **_ADJ_GM, "extractor_width": (128, 512, 2048)},
+    "st_gcond": _KRR,
+    "krr": _KRR,
+    "krr_st": _KRR,
+    "gcond": {**_FEAT, "lr_adj": (0.0001, 0.001, 0.01), "gm_outer": (1, 2, 5)},
+    "doscond": {**_FEAT, "lr_adj": (0.0001, 0.001, 0.01), "gm_hidden": (64, 128, 256)},
+    "dm": {**_FEAT, "lr_adj": (0.00001, 0.0001, 0.001), "extractor_width": (128, 512, 2048)},
 }
 """Per condenser: `CondenseConfig` field -> values (27 points each). The first grids were
 lr_feat {0.003, 0.01, 0.03} x lr_adj {0.0001, 0.001, 0.01} for every condenser, ridge {0.001,
 0.01, 0.1} and extractor width {32, 128, 512}; every best lr_feat sat on the top (0.03), the
 KRR family's best lr_adj on the bottom (0.0001, where no edge survives the threshold) and its
 ridge on the top (0.1), DM's width on the top (512), so each of those axes slid one step
-(`benchmarks/results/st_gcond_tuning.json` keeps the rows of the points still on the grid)."""
+(`benchmarks/results/st_gcond_tuning.json` keeps the rows of the points still on the grid).
+There lr_feat's best sat on its new top (0.1) for GCond, DosCond and DM, the ridge's on its
+new top (1.0) for ST-GCond and KRR-ST, the KRR family's lr_adj and DM's on their bottoms,
+GCond's matching steps on the bottom (2) and DosCond's width on the top (128): each slid once
+more."""
 TEACHER_USERS = ("st_gcond", "krr_st")
 """Condensers that read the pre-trained teachers (trained once per tuning graph, shared)."""
 
