@@ -44,16 +44,30 @@ TUNING_GRAPH: dict[str, int] = {"num_nodes": 600}
 TUNING_CONFIG = CondenseConfig(steps=60)
 """The condensers' budget during tuning (the quick scale)."""
 
-_FEAT = {"lr_feat": (0.03, 0.1, 0.3)}
-_RIDGE = {"ridge": (0.1, 1.0, 10.0)}
-_KRR = {**_FEAT, "lr_adj": (0.000001, 0.00001, 0.0001), **_RIDGE}
+_KRR = {
+    "lr_feat": (0.01, 0.03, 0.1),
+    "lr_adj": (0.000001, 0.00001, 0.0001),
+    "ridge": (0.1, 1.0, 10.0),
+}
 GRID: dict[str, dict[str, tuple]] = {
     "st_gcond": _KRR,
-    "krr": _KRR,
+    "krr": {
+        "lr_feat": (0.03, 0.1, 0.3),
+        "lr_adj": (0.0000001, 0.000001, 0.00001),
+        "ridge": (1.0, 10.0, 100.0),
+    },
     "krr_st": _KRR,
-    "gcond": {**_FEAT, "lr_adj": (0.0001, 0.001, 0.01), "gm_outer": (1, 2, 5)},
-    "doscond": {**_FEAT, "lr_adj": (0.0001, 0.001, 0.01), "gm_hidden": (64, 128, 256)},
-    "dm": {**_FEAT, "lr_adj": (0.00001, 0.0001, 0.001), "extractor_width": (128, 512, 2048)},
+    "gcond": {"lr_feat": (0.03, 0.1, 0.3), "lr_adj": (0.0001, 0.001, 0.01), "gm_outer": (1, 2, 5)},
+    "doscond": {
+        "lr_feat": (0.03, 0.1, 0.3),
+        "lr_adj": (0.0001, 0.001, 0.01),
+        "gm_hidden": (64, 128, 256),
+    },
+    "dm": {
+        "lr_feat": (0.03, 0.1, 0.3),
+        "lr_adj": (0.00001, 0.0001, 0.001),
+        "extractor_width": (128, 512, 2048),
+    },
 }
 """Per condenser: `CondenseConfig` field -> values (27 points each). The first grids were
 lr_feat {0.003, 0.01, 0.03} x lr_adj {0.0001, 0.001, 0.01} for every condenser, ridge {0.001,
@@ -64,7 +78,11 @@ ridge on the top (0.1), DM's width on the top (512), so each of those axes slid 
 There lr_feat's best sat on its new top (0.1) for GCond, DosCond and DM, the ridge's on its
 new top (1.0) for ST-GCond and KRR-ST, the KRR family's lr_adj and DM's on their bottoms,
 GCond's matching steps on the bottom (2) and DosCond's width on the top (128): each slid once
-more."""
+more. Then GCond's, DosCond's and DM's choices were interior; ST-GCond and KRR-ST chose lr_feat
+0.03, the new bottom (0.01 had scored lower on the earlier grids), so their lr_feat axis went
+back to {0.01, 0.03, 0.1}; KRR chose ridge 10 and lr_adj 1e-6, the top and the bottom, on a
+flat surface (0.961-0.964 over ridge 0.1-10 at lr_adj <= 1e-5, where no edge survives), and
+slid once more."""
 TEACHER_USERS = ("st_gcond", "krr_st")
 """Condensers that read the pre-trained teachers (trained once per tuning graph, shared)."""
 
