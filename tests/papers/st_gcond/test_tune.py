@@ -1,11 +1,14 @@
 """The tuning grids: equal size for every learnt condenser, disjoint seeds, the choice rule."""
 
 import dataclasses
+import json
+from pathlib import Path
 
 import pytest
 
 from iclr25.papers.st_gcond.tune import (
     GRID,
+    TUNED,
     TUNING_CONFIG,
     TUNING_SEEDS,
     chosen,
@@ -77,3 +80,19 @@ def test_the_runner_reuses_rows_and_runs_only_new_points(benchmark_script, tmp_p
     assert batch["git_sha"] == first["env"]["git_sha"]
     with pytest.raises(SystemExit):  # another budget: nothing reused
         script.main(["--methods", "krr", "--out", str(out), "--reuse", "--jobs", "1"])
+
+
+def test_the_committed_grid_is_complete_and_every_choice_interior():
+    path = Path(__file__).parents[3] / "benchmarks" / "results" / "st_gcond_tuning.json"
+    data = json.loads(path.read_text())
+    assert data["settings"]["seeds"] == list(TUNING_SEEDS)
+    assert not set(TUNING_SEEDS) & set(range(10))  # the claim seeds
+    assert data["settings"]["grid"] == json.loads(json.dumps(GRID))
+    got = sorted((r["method"], r["setting"], r["seed"]) for r in data["rows"])
+    want = sorted((m, setting(p), s) for m in GRID for p in grid_points(m) for s in TUNING_SEEDS)
+    assert got == want
+    assert chosen(data["rows"]) == TUNED == data["settings"]["chosen"]
+    for method, point in TUNED.items():
+        for key, value in point.items():
+            axis = sorted(GRID[method][key])
+            assert axis[0] < value < axis[-1], (method, key, value, axis)
