@@ -40,10 +40,10 @@ class GridConfig:
     changes from "free" to "blocked" (a wall across part of a row) mid-run."""
 
     # DEVIATION: 200 episodes with the change at 60 by default, the tuning scale (paper: 1000,
-    # change at 300; the full preset: FULL_EPISODES and FULL_CHANGE), LSTM 10 replay batches
-    # every 10 episodes (paper: 50): laptop budget. Recovery is judged against an absolute
-    # level (twice the shortest blocked path), not each agent's own pre-change level, so that
-    # an agent that never learned cannot "recover" at once.
+    # change at 300; the full preset: 450 and 135), LSTM 10 replay batches every 10 episodes
+    # (paper: 50): laptop budget. Recovery is judged against an absolute level (twice the
+    # shortest blocked path), not each agent's own pre-change level, so that an agent that never
+    # learned cannot "recover" at once.
     episodes: Annotated[int, Range(2, None)] = 200
     """Episodes in total (paper: 1000)."""
     change_episode: int = 60
