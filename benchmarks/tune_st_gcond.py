@@ -38,6 +38,11 @@ SMOKE = dataclasses.replace(TUNING_CONFIG, steps=2, extractor_width=16, real_bat
 """The smoke run's budget (one point of one method on one seed; for the tests)."""
 
 
+def _key(method: str, point_setting: str) -> str:
+    """A grid point as the file's batches name it, e.g. "krr | lr_feat=0.1, ..."."""
+    return f"{method} | {point_setting}"
+
+
 def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(prog="tune_st_gcond", description=__doc__.split("\n\n")[0])
     p.add_argument("--methods", default=",".join(GRID), help="comma-separated condensers")
@@ -69,26 +74,20 @@ def main(argv: list[str] | None = None) -> dict:
         same = (old["settings"]["seeds"], old["settings"]["steps"], old["settings"]["graph"])
         if same != (list(seeds), base.steps, TUNING_GRAPH):
             p.error(f"--reuse: {args.out} was run on other graphs, steps or seeds")
-        on_grid = {(m, setting(q)) for m in GRID for q in grid_points(m)}
-        known = [r for r in old["rows"] if (r["method"], r["setting"]) in on_grid]
-        # provenance of each batch of rows (a file's first run is its first batch)
-        batches = old["settings"].get("row_batches") or [
-            {
-                "points": sorted({f"{r['method']} | {r['setting']}" for r in old["rows"]}),
-                "git_sha": old["env"].get("git_sha"),
-                "git_dirty": old["env"].get("git_dirty"),
-                "load": old["load"],
-            }
+        on_grid = {_key(m, setting(q)) for m in GRID for q in grid_points(m)}
+        known = [r for r in old["rows"] if _key(r["method"], r["setting"]) in on_grid]
+        # each batch's commit and load, with the points it ran that are still on the grid
+        batches = [
+            b | {"points": [q for q in b["points"] if q in on_grid]}
+            for b in old["settings"]["row_batches"]
         ]
-        kept = {f"{r['method']} | {r['setting']}" for r in known}
-        batches = [b | {"points": [q for q in b["points"] if q in kept]} for b in batches]
         batches = [b for b in batches if b["points"]]
-    have = {(r["method"], r["setting"]) for r in known}
+    have = {_key(r["method"], r["setting"]) for r in known}
     tasks = [
         (m, point, seeds, base)
         for m in methods
         for point in grid_points(m)[:last]
-        if (m, setting(point)) not in have
+        if _key(m, setting(point)) not in have
     ]
     load_before = load_average()
     rows: list[dict] = list(known)
@@ -104,7 +103,7 @@ def main(argv: list[str] | None = None) -> dict:
     if tasks:
         git = {k: v for k, v in envinfo().items() if k.startswith("git_")}
         load = {"before": load_before, "after": load_average()}
-        points = [f"{m} | {setting(q)}" for m, q, _, _ in tasks]
+        points = [_key(m, setting(q)) for m, q, _, _ in tasks]
         batches.append({"points": points, **git, "load": load})
     best = chosen(rows)
     in_rows = [m for m in GRID if any(r["method"] == m for r in rows)]

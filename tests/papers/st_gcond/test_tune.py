@@ -2,7 +2,6 @@
 
 import dataclasses
 import json
-from pathlib import Path
 
 import pytest
 
@@ -75,16 +74,15 @@ def test_the_runner_reuses_rows_and_runs_only_new_points(benchmark_script, tmp_p
     monkeypatch.setattr(script, "score_rows", spy)
     again = script.main(["--smoke", "--methods", "krr", "--out", str(out), "--reuse"])
     assert ran == [] and again["rows"] == first["rows"]
-    (batch,) = again["settings"]["row_batches"]  # the first run's, from its env
+    (batch,) = again["settings"]["row_batches"]  # the first run's
     assert batch["points"] == ["krr | " + setting(grid_points("krr")[0])]
     assert batch["git_sha"] == first["env"]["git_sha"]
     with pytest.raises(SystemExit):  # another budget: nothing reused
         script.main(["--methods", "krr", "--out", str(out), "--reuse", "--jobs", "1"])
 
 
-def test_the_committed_grid_is_complete_and_every_choice_interior():
-    path = Path(__file__).parents[3] / "benchmarks" / "results" / "st_gcond_tuning.json"
-    data = json.loads(path.read_text())
+def test_the_committed_grid_is_complete_and_every_choice_interior(benchmark_script):
+    data = json.loads(benchmark_script("tune_st_gcond").OUT.read_text())
     assert data["settings"]["seeds"] == list(TUNING_SEEDS)
     assert not set(TUNING_SEEDS) & set(range(10))  # the claim seeds
     assert data["settings"]["grid"] == json.loads(json.dumps(GRID))
