@@ -9,6 +9,7 @@ from iclr25.papers.st_gcond.tune import (
     GRID,
     TUNED,
     TUNING_CONFIG,
+    TUNING_GRAPH,
     TUNING_SEEDS,
     chosen,
     grid_points,
@@ -84,6 +85,7 @@ def test_the_runner_reuses_rows_and_runs_only_new_points(benchmark_script, tmp_p
 def test_the_committed_grid_is_complete_and_every_choice_interior(benchmark_script):
     data = json.loads(benchmark_script("tune_st_gcond").OUT.read_text())
     assert data["settings"]["seeds"] == list(TUNING_SEEDS)
+    assert data["settings"]["graph"] == TUNING_GRAPH
     assert not set(TUNING_SEEDS) & set(range(10))  # the claim seeds
     assert data["settings"]["grid"] == json.loads(json.dumps(GRID))
     got = sorted((r["method"], r["setting"], r["seed"]) for r in data["rows"])

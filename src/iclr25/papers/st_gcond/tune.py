@@ -39,7 +39,7 @@ from iclr25.papers.st_gcond.teachers import Teacher
 
 TUNING_SEEDS = (100, 101, 102)
 """Graph seeds of the tuning CSBMs (the claim runs draw theirs from run seeds 0-9)."""
-TUNING_GRAPH: dict[str, int] = {"num_nodes": 600}
+TUNING_GRAPH: dict[str, float] = {"num_nodes": 600, "homophily_ratio_b": 3.0}
 """`make_csbm` arguments of the tuning graphs (the rest at their defaults)."""
 TUNING_CONFIG = CondenseConfig(steps=60)
 """The condensers' budget during tuning (the quick scale)."""
