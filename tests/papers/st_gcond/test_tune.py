@@ -6,6 +6,7 @@ import json
 import pytest
 
 from iclr25.papers.st_gcond.tune import (
+    AXIS_BOUNDS,
     GRID,
     TUNED,
     TUNING_CONFIG,
@@ -13,6 +14,7 @@ from iclr25.papers.st_gcond.tune import (
     TUNING_SEEDS,
     chosen,
     grid_points,
+    off_centre,
     score_point,
     setting,
 )
@@ -30,16 +32,20 @@ def test_every_condenser_gets_a_grid_of_the_same_size_over_real_fields():
         grid_points("nope")
 
 
-def test_chosen_takes_the_highest_mean_and_the_earlier_point_on_ties():
-    p = grid_points("krr")
+def test_chosen_takes_the_highest_mean_then_the_most_central_then_the_earlier_point():
+    p = grid_points("krr")  # 3 x 3 x 3: p[13] is the centre, p[0] a corner
+    assert off_centre("krr", p[13]) == 0 and off_centre("krr", p[0]) == 3
+    assert off_centre("krr", p[4]) == off_centre("krr", p[10]) == 1
     rows = [
         {"method": "krr", "point": p[0], "val_accuracy": 0.5},
         {"method": "krr", "point": p[0], "val_accuracy": 0.7},  # mean 0.6
-        {"method": "krr", "point": p[3], "val_accuracy": 0.6},  # tie: p[0] is earlier
+        {"method": "krr", "point": p[3], "val_accuracy": 0.6},  # tie, p[3] is more central
         {"method": "krr", "point": p[5], "val_accuracy": 0.59},
         {"method": "dm", "point": grid_points("dm")[7], "val_accuracy": 0.1},
     ]
-    assert chosen(rows) == {"krr": p[0], "dm": grid_points("dm")[7]}
+    assert chosen(rows) == {"krr": p[3], "dm": grid_points("dm")[7]}
+    rows += [{"method": "krr", "point": q, "val_accuracy": 0.6} for q in (p[10], p[4])]
+    assert chosen(rows)["krr"] == p[4]  # as central as p[10], and earlier
     rows.append({"method": "krr", "point": p[9], "val_accuracy": 0.61})
     assert chosen(rows)["krr"] == p[9]
 
@@ -95,4 +101,6 @@ def test_the_committed_grid_is_complete_and_every_choice_interior(benchmark_scri
     for method, point in TUNED.items():
         for key, value in point.items():
             axis = sorted(GRID[method][key])
-            assert axis[0] < value < axis[-1], (method, key, value, axis)
+            bound = AXIS_BOUNDS.get((method, key))
+            assert axis[0] < value < axis[-1] or value == bound, (method, key, value, axis)
+    assert all(b in (min(GRID[m][k]), max(GRID[m][k])) for (m, k), b in AXIS_BOUNDS.items())
