@@ -53,7 +53,7 @@ GRID: dict[str, dict[str, tuple]] = {
     "st_gcond": _KRR,
     "krr": _KRR,
     "krr_st": _KRR,
-    "gcond": {"lr_feat": (0.03, 0.1, 0.3), "lr_adj": (0.0001, 0.001, 0.01), "gm_outer": (2, 5, 10)},
+    "gcond": {"lr_feat": (0.01, 0.03, 0.1), "lr_adj": (0.0001, 0.001, 0.01), "gm_outer": (2, 5, 10)},
     "doscond": {
         "lr_feat": (0.03, 0.1, 0.3),
         "lr_adj": (0.0001, 0.001, 0.01),
@@ -78,15 +78,17 @@ family's `_KRR`), DosCond's width on the bottom of {64, 128, 256}, DM's lr_feat 
 {0.03, 0.1, 0.3}: each slid one step. Then every choice was interior, but GCond's was one
 matching step per initialisation (tied with 5 steps at lr_feat 0.03), which is DosCond at
 width 64 step for step (the two arms gave the same graphs): GCond's axis became {2, 5, 10}, its
-own regime (several matchings per initialisation, the model trained between them)."""
+own regime (several matchings per initialisation, the model trained between them). There
+GCond chose lr_feat 0.03, the bottom, and its lr_feat axis slid one step down."""
 AXIS_BOUNDS: dict[tuple[str, str], object] = {
     ("gcond", "gm_outer"): 2,
     ("dm", "extractor_width"): 2048,
 }
 """Axis ends a grid may not slide past, so a choice there counts as interior: GCond's matching
-steps per initialisation stop at 2 (with 1 it is DosCond); DM's extractor width stops at 2,048 for cost (a
-condensation at 2,048 takes about 6 s against 0.8 s at 512 and ST-GCond's 2.7 s, N = 600, 60
-steps, one thread; the next step, 8,192, would multiply the extractor's cost by 16)."""
+steps per initialisation stop at 2 (with 1 it is DosCond); DM's extractor width stops at 2,048
+for cost (a condensation at 2,048 takes about 6 s against 0.8 s at 512 and ST-GCond's 2.7 s,
+N = 600, 60 steps, one thread; at 8,192 the extractor's square layer alone is 16 times
+larger)."""
 TUNED: dict[str, dict[str, object]] = {
     "st_gcond": {"lr_feat": 0.03, "lr_adj": 0.00001, "ridge": 1.0},
     "krr": {"lr_feat": 0.1, "lr_adj": 0.000001, "ridge": 10.0},
