@@ -95,6 +95,11 @@ PAPERS: dict[str, PaperEntry] = {
         experiments=("sequences", "sequences_stochastic", "sequences_noisy", "gridworld"),
         extras=("rl",),
     ),
+    "st_gcond": PaperEntry(
+        title="Self-supervised and transferable graph dataset condensation (Yang et al.)",
+        experiments=("cross_task", "single_task"),
+        extras=("graph", "tabular"),
+    ),
     "sbsc": PaperEntry(
         title="SBSC: step-by-step coding for improving mathematical olympiad performance",
         experiments=("mechanism",),

@@ -82,3 +82,19 @@ def test_condensed_graph_is_scored_on_test_or_validation_nodes(csbm, fast_cfg):
     assert val.accuracy * n_val == pytest.approx(round(val.accuracy * n_val))  # a share of val
     with pytest.raises(ValueError, match="split='train'"):
         evaluate_condensed(csbm.graph, s, FAST_EVAL, np.random.default_rng(1), split="train")
+
+
+def test_pretraining_regresses_soft_targets_only_where_the_condenser_learnt_them(csbm, fast_cfg):
+    from iclr25.papers.st_gcond import condense
+
+    s = condense(csbm.graph, fast_cfg, np.random.default_rng(3))
+    assert s.y_soft is not None
+    emb = lambda cfg, c: frozen_embeddings(  # noqa: E731
+        pretrain_encoder(csbm.graph, cfg, np.random.default_rng(9), c), csbm.graph
+    )
+    off = dataclasses.replace(FAST_EVAL, soft_weight=0.0)
+    hard_only = dataclasses.replace(s, y_soft=None)
+    assert torch.equal(emb(off, s), emb(FAST_EVAL, hard_only))  # weight 0 == no targets
+    assert not torch.allclose(emb(FAST_EVAL, s), emb(off, s))  # the head moves the encoder
+    with pytest.raises(ValueError, match="soft_weight"):
+        EvalConfig(soft_weight=-1.0)

@@ -130,6 +130,7 @@ Needs the `graph` extra (torch_geometric 2.8.1) for the "dgi" and "gae" teachers
 evaluations run on torch alone.
 """
 
+from iclr25.core.experiment import PaperInfo
 from iclr25.papers.st_gcond.baselines import (
     CONDENSERS,
     distribution_matching,
@@ -147,6 +148,7 @@ from iclr25.papers.st_gcond.evaluate import (
     evaluate_clustering,
     evaluate_condensed,
     evaluate_link_prediction,
+    evaluate_probe,
     evaluate_transfer,
     evaluate_whole,
     frozen_embeddings,
@@ -166,9 +168,23 @@ from iclr25.papers.st_gcond.method import (
 )
 from iclr25.papers.st_gcond.teachers import TEACHERS, Teacher, fuse_teachers, pretrain_teachers
 
+PAPER = PaperInfo(
+    slug="st_gcond",
+    title="ST-GCond: Self-supervised and Transferable Graph Dataset Condensation",
+    authors="Beining Yang, Qingyun Sun, Cheng Ji, Xingcheng Fu, Jianxin Li",
+    venue="ICLR 2025",
+    url="https://openreview.net/forum?id=wYWJFLQov9",
+    code="RingBDStack/ST-GCond (not reachable here; the group's GC-Bench read for the baselines)",
+    summary="Graph dataset condensation that stays useful for tasks and datasets other than the "
+    "one it was condensed for: a KRR surrogate, task-disentangled meta-optimisation over class "
+    "sub-tasks, multi-teacher self-supervised targets, and a mutual-information term between soft "
+    "and hard synthetic labels.",
+)
+
 __all__ = [
     "CONDENSERS",
     "CSBM",
+    "PAPER",
     "TEACHERS",
     "CondenseConfig",
     "CondensedGraph",
@@ -185,6 +201,7 @@ __all__ = [
     "evaluate_clustering",
     "evaluate_condensed",
     "evaluate_link_prediction",
+    "evaluate_probe",
     "evaluate_transfer",
     "evaluate_whole",
     "frozen_embeddings",

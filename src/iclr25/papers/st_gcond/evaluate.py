@@ -298,3 +298,31 @@ def evaluate_clustering(
     z = frozen_embeddings(pretrain_encoder(graph, cfg, rng, condensed), graph).numpy()
     km = KMeans(graph.num_classes, n_init=n_init, random_state=int(rng.integers(2**31)))
     return float(normalized_mutual_info_score(graph.y.numpy(), km.fit_predict(z)))
+
+
+def evaluate_probe(
+    task: Graph,
+    cfg: EvalConfig,
+    rng: np.random.Generator,
+    condensed: CondensedGraph | None = None,
+) -> float:
+    """(T2, frozen) A linear probe: logistic regression (features standardised on the labelled
+    nodes) on the frozen embeddings of the encoder pre-trained on the condensed graph (or
+    untrained: scratch), fitted on `task.train_mask`, scored on `task.test_mask`.
+
+    Unlike `evaluate_transfer`, nothing is fine-tuned, so the score reads what the pre-trained
+    representation holds about the downstream labels.
+
+    Returns:
+        Test accuracy in [0, 1].
+    """
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    z = frozen_embeddings(pretrain_encoder(task, cfg, rng, condensed), task).numpy()
+    y = task.y.numpy()
+    train, test = task.train_mask.numpy(), task.test_mask.numpy()
+    probe = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
+    probe.fit(z[train], y[train])
+    return float((probe.predict(z[test]) == y[test]).mean())

@@ -1,0 +1,1 @@
+"""The experiments of the ST-GCond paper, one module each (exporting `EXPERIMENT`)."""
