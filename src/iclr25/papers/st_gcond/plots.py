@@ -1,0 +1,66 @@
+"""Figures of the st_gcond experiments, drawn from stored results only."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from iclr25.core.plotting import figure_path, pyplot, save
+
+
+def _mean(results: Sequence[Any], key: str) -> float:
+    vals = [r.metrics[key] for r in results if key in r.metrics]
+    return float(np.mean(vals)) if vals else float("nan")
+
+
+def _arms(results: Sequence[Any], suffix: str) -> list[str]:
+    """Arms with a metric `<arm>/<suffix>`, in the order the first result lists them."""
+    return [k[: -len(suffix) - 1] for k in results[0].metrics if k.endswith("/" + suffix)]
+
+
+def single_task_figures(results: Sequence[Any], out_dir: Path) -> list[Path]:
+    """Per condenser: the mean share of the test predictions each class takes (a one-class
+    collapse is one tall bar), and the mean test accuracy in the label."""
+    if not results:
+        return []
+    arms = _arms(results, "max_pred_share")
+    classes = sum(1 for k in results[0].metrics if k.startswith(f"{arms[0]}/pred_share_"))
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7, 3.4))
+    width = 0.8 / classes
+    for c in range(classes):
+        shares = [_mean(results, f"{a}/pred_share_{c}") for a in arms]
+        ax.bar(np.arange(len(arms)) + (c - (classes - 1) / 2) * width, shares, width, label=c)
+    ax.axhline(1 / classes, color="k", ls="--", lw=0.8)
+    ax.set_xticks(
+        range(len(arms)), [f"{a}\n{_mean(results, f'{a}/accuracy'):.3f}" for a in arms], fontsize=7
+    )
+    ax.set_ylabel("share of test predictions")
+    ax.set_title("Prediction histogram per class (dashed: balanced); label: test accuracy")
+    ax.legend(title="class", fontsize=6, ncol=classes)
+    return [save(fig, figure_path(out_dir, "st_gcond.single_task", "histograms"))]
+
+
+def cross_task_figures(results: Sequence[Any], out_dir: Path) -> list[Path]:
+    """Per arm and task, the mean score minus the from-scratch encoder's (above 0: the
+    condensed graph helped)."""
+    if not results:
+        return []
+    tasks = ("transfer_accuracy", "probe_accuracy", "link_auc", "nmi")
+    arms = [a for a in _arms(results, "transfer_accuracy") if a != "scratch"]
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    width = 0.8 / len(tasks)
+    for i, t in enumerate(tasks):
+        gain = [_mean(results, f"{a}/{t}") - _mean(results, f"scratch/{t}") for a in arms]
+        ax.bar(np.arange(len(arms)) + (i - (len(tasks) - 1) / 2) * width, gain, width, label=t)
+    ax.axhline(0, color="k", lw=0.8)
+    ax.set_xticks(range(len(arms)), arms, rotation=30, ha="right", fontsize=7)
+    ax.set_ylabel("mean score - scratch's")
+    ax.set_title("Cross-task transfer against the same encoder from scratch")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return [save(fig, figure_path(out_dir, "st_gcond.cross_task", "gain"))]
