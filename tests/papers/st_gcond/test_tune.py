@@ -104,3 +104,13 @@ def test_the_committed_grid_is_complete_and_every_choice_interior(benchmark_scri
             bound = AXIS_BOUNDS.get((method, key))
             assert axis[0] < value < axis[-1] or value == bound, (method, key, value, axis)
     assert all(b in (min(GRID[m][k]), max(GRID[m][k])) for (m, k), b in AXIS_BOUNDS.items())
+
+
+def test_the_ablation_sensitivity_diagnosis_scores_every_variant(benchmark_script, tmp_path):
+    script = benchmark_script("st_gcond_ablation_sensitivity")
+    out = script.main(["--smoke", "--out", str(tmp_path / "s.json")])
+    got = {(r["variant"], r["against"]) for r in out["rows"]}
+    want = {(v, a) for v, (a, _) in script.VARIANTS.items() if a}
+    assert got == want | {("default", "no_meta"), ("default", "no_mi")}
+    default = {r["against"]: r for r in out["rows"] if r["variant"] == "default"}
+    assert default["no_meta"]["st_gcond_probe"] == default["no_mi"]["st_gcond_probe"]
