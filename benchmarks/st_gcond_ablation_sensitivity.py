@@ -81,8 +81,12 @@ def main(argv: list[str] | None = None) -> dict:
     seeds = TUNING_SEEDS[:1] if args.smoke else TUNING_SEEDS
     tasks = [(v, "st_gcond", s, args.smoke) for v in VARIANTS for s in seeds]
     tasks += [("default", a, s, args.smoke) for a in ("no_meta", "no_mi") for s in seeds]
-    with ProcessPoolExecutor(args.jobs) as pool:
-        scores = {t[:3]: r for t, r in zip(tasks, pool.map(score, tasks))}
+    if args.jobs > 1:
+        with ProcessPoolExecutor(args.jobs) as pool:
+            results = list(pool.map(score, tasks))
+    else:  # in process (a module loaded from its path cannot be pickled into workers)
+        results = [score(t) for t in tasks]
+    scores = {t[:3]: r for t, r in zip(tasks, results)}
     rows = []
     for variant, (against, _) in VARIANTS.items():
         for abl in (against,) if against else ("no_meta", "no_mi"):
