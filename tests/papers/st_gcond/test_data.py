@@ -75,3 +75,28 @@ def test_graph_rejects_inconsistent_shapes():
         Graph(x, **{**ok, "edge_index": torch.tensor([[0], [9]])})
     with pytest.raises(ValueError, match="labels outside"):
         Graph(x, **{**ok, "y": torch.tensor([0, 1, 2, 1])})
+
+
+def test_digits_graph_is_the_symmetric_knn_graph_of_the_bundled_digits():
+    from sklearn.datasets import load_digits
+
+    from iclr25.papers.st_gcond.data import make_digits_graph
+
+    g = make_digits_graph(np.random.default_rng(0), k=5)
+    x, y = load_digits(return_X_y=True)
+    assert g.num_nodes == 1797 and g.num_classes == 10 and g.num_features == 64
+    assert torch.equal(g.y, torch.from_numpy(y)) and torch.allclose(
+        g.x.double(), torch.from_numpy(x / 16)
+    )
+    ei = g.edge_index
+    assert not bool((ei[0] == ei[1]).any())
+    pairs = set(map(tuple, ei.T.tolist()))
+    assert pairs == {(j, i) for i, j in pairs}  # both directions
+    assert int(torch.bincount(ei[0], minlength=1797).min()) >= 5  # k nearest, and more
+    nearest = int(((g.x[1:] - g.x[0]) ** 2).sum(1).argmin()) + 1
+    assert (0, nearest) in pairs
+    masks = torch.stack([g.train_mask, g.val_mask, g.test_mask]).int()
+    assert bool((masks.sum(0) == 1).all())
+    assert torch.equal(make_digits_graph(np.random.default_rng(0), k=5).train_mask, g.train_mask)
+    with pytest.raises(ValueError, match="k=1797"):
+        make_digits_graph(np.random.default_rng(0), k=1797)

@@ -273,3 +273,64 @@ def make_csbm(
         pos_test_edges=torch.from_numpy(held.astype(np.int64)),
         neg_test_edges=torch.from_numpy(neg_arr),
     )
+
+
+def _digits() -> tuple[np.ndarray, np.ndarray]:
+    """scikit-learn's bundled digits, read from the installed wheel's data file (the same rows
+    as `sklearn.datasets.load_digits`, without importing scikit-learn: its import alone costs
+    more than a smoke run may)."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("sklearn")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("the digits graph needs scikit-learn: pip install 'iclr25[tabular]'")
+    path = Path(spec.submodule_search_locations[0]) / "datasets" / "data" / "digits.csv.gz"
+    data = np.loadtxt(path, delimiter=",")
+    return data[:, :-1], data[:, -1].astype(np.int64)
+
+
+def make_digits_graph(
+    rng: np.random.Generator,
+    *,
+    k: int = 10,
+    train_frac: float = 0.5,
+    val_frac: float = 0.2,
+) -> Graph:
+    """scikit-learn's bundled handwritten digits (1,797 images of 8 x 8 pixels, 10 classes; UCI,
+    CC BY 4.0, shipped inside the scikit-learn wheel, read offline) as a kNN graph: features the
+    pixel intensities scaled to [0, 1], an undirected edge wherever one image is among the
+    other's `k` nearest neighbours (Euclidean; ties by index), and stratified train/val/test
+    splits drawn from `rng`.
+
+    The real-data node-level check of the single task (the paper's Cora-like graphs cannot be
+    downloaded here); needs scikit-learn installed (the `tabular` extra) for its data file.
+
+    Raises:
+        ValueError, TypeError: An argument out of range (the message names it).
+    """
+    k = check_int("k", k, 1)
+    tr = check_float("train_frac", train_frac, 0, 1, low_open=True, high_open=True)
+    va = check_float("val_frac", val_frac, 0, 1, high_open=True)
+    if tr + va >= 1:
+        raise ValueError(f"train_frac + val_frac = {tr + va:g} is not allowed: must be < 1")
+    x, y = _digits()
+    if k >= len(y):
+        raise ValueError(f"k={k} is not allowed: must be < {len(y)} (the images)")
+    feats = torch.from_numpy((x / 16.0).astype(np.float32))
+    dist = torch.cdist(feats, feats)
+    dist.fill_diagonal_(float("inf"))  # no self-loops
+    nbr = torch.topk(dist, k, largest=False, sorted=True).indices  # (N, k)
+    src = torch.arange(len(y)).repeat_interleave(k)
+    und = torch.stack([torch.minimum(src, nbr.flatten()), torch.maximum(src, nbr.flatten())])
+    und = torch.unique(und, dim=1)  # each undirected pair once, i < j
+    train, val, test = _split(y, (tr, va), rng)
+    return Graph(
+        x=feats,
+        edge_index=torch.cat([und, und.flip(0)], dim=1),
+        y=torch.from_numpy(y),
+        train_mask=train,
+        val_mask=val,
+        test_mask=test,
+        num_classes=10,
+    )

@@ -24,6 +24,15 @@ def _arms(results: Sequence[Any], suffix: str) -> list[str]:
 def single_task_figures(results: Sequence[Any], out_dir: Path) -> list[Path]:
     """Per condenser: the mean share of the test predictions each class takes (a one-class
     collapse is one tall bar), and the mean test accuracy in the label."""
+    return _histograms(results, out_dir, "st_gcond.single_task")
+
+
+def digits_figures(results: Sequence[Any], out_dir: Path) -> list[Path]:
+    """`single_task_figures` for the digits graph."""
+    return _histograms(results, out_dir, "st_gcond.digits")
+
+
+def _histograms(results: Sequence[Any], out_dir: Path, experiment: str) -> list[Path]:
     if not results:
         return []
     arms = _arms(results, "max_pred_share")
@@ -40,8 +49,8 @@ def single_task_figures(results: Sequence[Any], out_dir: Path) -> list[Path]:
     )
     ax.set_ylabel("share of test predictions")
     ax.set_title("Prediction histogram per class (dashed: balanced); label: test accuracy")
-    ax.legend(title="class", fontsize=6, ncol=classes)
-    return [save(fig, figure_path(out_dir, "st_gcond.single_task", "histograms"))]
+    ax.legend(title="class", fontsize=6, ncol=min(classes, 6))
+    return [save(fig, figure_path(out_dir, experiment, "histograms"))]
 
 
 def cross_task_figures(results: Sequence[Any], out_dir: Path) -> list[Path]:

@@ -18,7 +18,7 @@ from iclr25.core.checks import Range
 from iclr25.core.config import check, configclass
 from iclr25.core.context import RunContext
 from iclr25.papers.st_gcond.baselines import CONDENSERS
-from iclr25.papers.st_gcond.data import CSBM, make_csbm
+from iclr25.papers.st_gcond.data import CSBM, Graph, make_csbm
 from iclr25.papers.st_gcond.method import (
     CondenseConfig,
     CondensedGraph,
@@ -65,15 +65,15 @@ def run_graph(cfg: GraphConfig, ctx: RunContext) -> CSBM:
     return make_csbm(rng, num_nodes=cfg.num_nodes, b_labels_per_class=cfg.b_labels_per_class)
 
 
-def run_teachers(data: CSBM, base: CondenseConfig, ctx: RunContext) -> list[Teacher]:
+def run_teachers(graph: Graph, base: CondenseConfig, ctx: RunContext) -> list[Teacher]:
     """The run's teachers, pre-trained label-free on the real graph (stream "teachers")."""
     rng = np.random.default_rng(ctx.rngs.child("teachers").int_seed())
-    return train_teachers(data.graph, base.teachers, rng)
+    return train_teachers(graph, base.teachers, rng)
 
 
 def condense_arm(
     arm: str,
-    data: CSBM,
+    graph: Graph,
     base: CondenseConfig,
     teachers: list[Teacher] | None,
     ctx: RunContext,
@@ -84,7 +84,7 @@ def condense_arm(
     fn = condense if method == "st_gcond" else CONDENSERS[method]
     rng = np.random.default_rng(ctx.rngs.child("condense").int_seed())
     shared = teachers if method in TEACHER_USERS else None
-    return fn(data.graph, arm_config(arm, base, tuned), rng, teachers=shared)
+    return fn(graph, arm_config(arm, base, tuned), rng, teachers=shared)
 
 
 def eval_rng(ctx: RunContext, task: str) -> np.random.Generator:

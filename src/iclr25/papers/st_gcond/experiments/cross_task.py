@@ -308,12 +308,12 @@ def run(cfg: CrossTaskConfig, ctx: RunContext) -> dict[str, float]:
     data = run_graph(cfg.graph, ctx)
     task_b = data.task_b()
     uses_teachers = any(a.startswith("st_gcond") or a in TEACHER_USERS for a in cfg.methods)
-    teachers = run_teachers(data, cfg.condense, ctx) if uses_teachers else None
+    teachers = run_teachers(data.graph, cfg.condense, ctx) if uses_teachers else None
     metrics: dict[str, float] = {}
     for arm in ctx.progress(cfg.methods, desc="arms"):
         s = None
         if arm != "scratch":
-            s = condense_arm(arm, data, cfg.condense, teachers, ctx, cfg.tuned)
+            s = condense_arm(arm, data.graph, cfg.condense, teachers, ctx, cfg.tuned)
             metrics[f"{arm}/seconds"] = s.stats["seconds"]
         t2 = evaluate_transfer(task_b, cfg.eval, eval_rng(ctx, "t2"), s)
         metrics[f"{arm}/transfer_accuracy"] = t2.accuracy
