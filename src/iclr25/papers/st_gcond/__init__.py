@@ -44,17 +44,16 @@ ICLR 2025; OpenReview wYWJFLQov9; official code RingBDStack/ST-GCond, not reacha
     >>> s = condense(data.graph, CondenseConfig(steps=60), np.random.default_rng(1))
     >>> evaluate_condensed(data.graph, s, EvalConfig(), np.random.default_rng(2)).accuracy
 
-Experiments: `st_gcond.cross_task` (the headline) and `st_gcond.single_task`. Docs, claims and
-results: docs/papers/st_gcond.md.
+Experiments: `st_gcond.cross_task` (the headline), `st_gcond.single_task` and `st_gcond.digits`
+(the single task on scikit-learn's digits as a kNN graph, `data.make_digits_graph`). Docs,
+claims and results: docs/papers/st_gcond.md.
 
 What remains (issue 27), exactly:
 
 1. `experiments/molecules.py` (cross-dataset): NCI first_5K with TPSA bins from rdkit's wheel
    as source, CHEMBL2321810 or WEHI PAINS as target; a GIN and a graph-level condenser;
    rdkit dry-run first (ground check: 32 MB wheel, +161 MB).
-2. The digits kNN graph (sklearn's bundled digits, the `tabular` extra) as the real-data
-   node-level check of single_task.
-3. Tuning at the notes' 300 condensation steps (the grids ran at 60, the budget the presets
+2. Tuning at the notes' 300 condensation steps (the grids ran at 60, the budget the presets
    use; a full grid at 300 steps takes about 40 minutes of two cores).
 
 Needs the `graph` extra (torch_geometric 2.8.1) for the "dgi" and "gae" teachers only, and the

@@ -40,9 +40,12 @@ def _histograms(results: Sequence[Any], out_dir: Path, experiment: str) -> list[
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 3.4))
     width = 0.8 / classes
+    top = 0.0
     for c in range(classes):
         shares = [_mean(results, f"{a}/pred_share_{c}") for a in arms]
+        top = max(top, *shares)
         ax.bar(np.arange(len(arms)) + (c - (classes - 1) / 2) * width, shares, width, label=c)
+    ax.set_ylim(0, 1.45 * top)  # room for the legend above the bars
     ax.axhline(1 / classes, color="k", ls="--", lw=0.8)
     ax.set_xticks(
         range(len(arms)), [f"{a}\n{_mean(results, f'{a}/accuracy'):.3f}" for a in arms], fontsize=7

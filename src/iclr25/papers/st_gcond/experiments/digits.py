@@ -70,8 +70,23 @@ _QUICK_WHOLE = (
 )
 CLAIMS = claims(
     {
-        "st_gcond_vs_gcond": {"quick": _QUICK_GCOND, "full": _QUICK_GCOND},
-        "st_gcond_vs_whole": {"quick": _QUICK_WHOLE, "full": _QUICK_WHOLE},
+        "st_gcond_vs_gcond": {
+            "quick": _QUICK_GCOND,
+            "full": (
+                "inconclusive",
+                "GCond is ahead on 9 seeds of 10 (means 0.954 and 0.942) and behind on one, "
+                "the 95% t interval of the difference includes 0; K-Center's coreset (0.964) "
+                "is above every learnt condenser on this graph",
+            ),
+        },
+        "st_gcond_vs_whole": {
+            "quick": _QUICK_WHOLE,
+            "full": (
+                "contradicted",
+                "ST-GCond is 2.4-5.7 points below whole-dataset training on every seed of 10 "
+                "(means 0.942 and 0.983)",
+            ),
+        },
         "st_gcond_vs_random": {"quick": "reproduced", "full": "reproduced"},
         "st_gcond_no_collapse": {"quick": "reproduced", "full": "reproduced"},
     }
