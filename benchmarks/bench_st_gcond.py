@@ -24,7 +24,8 @@ from iclr25.core.bench import bench_result, interleaved_medians, load_average, p
 from iclr25.papers.st_gcond.baselines import CONDENSERS
 from iclr25.papers.st_gcond.data import make_csbm
 from iclr25.papers.st_gcond.method import condense, train_teachers
-from iclr25.papers.st_gcond.tune import TEACHER_USERS, TUNED, TUNING_CONFIG
+from iclr25.papers.st_gcond.protocol import arm_config
+from iclr25.papers.st_gcond.tune import TEACHER_USERS, TUNING_CONFIG
 
 OUT = Path(__file__).resolve().parent / "results" / "st_gcond.json"
 METHODS = ("random", "kcenter", "gcond", "doscond", "dm", "krr", "krr_st", "st_gcond")
@@ -33,7 +34,7 @@ METHODS = ("random", "kcenter", "gcond", "doscond", "dm", "krr", "krr_st", "st_g
 def _runner(method: str, graph, base, teachers, log: list[dict]):
     """One condensation of `graph` by `method` at its tuned point, its stats appended to `log`."""
     fn = condense if method == "st_gcond" else CONDENSERS[method]
-    cfg = dataclasses.replace(base, **TUNED.get(method, {}))
+    cfg = arm_config(method, base, tuned=True)
     shared = teachers if method in TEACHER_USERS else None
 
     def run(rng: np.random.Generator) -> None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import functools
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -26,10 +25,16 @@ import numpy as np
 import torch
 
 from iclr25.core.bench import bench_result, load_average, print_rows
-from iclr25.papers.st_gcond.data import CSBM, make_csbm
 from iclr25.papers.st_gcond.evaluate import EvalConfig, evaluate_condensed, evaluate_probe
-from iclr25.papers.st_gcond.method import TeacherConfig, ablation, condense, train_teachers
-from iclr25.papers.st_gcond.tune import TUNED, TUNING_CONFIG, TUNING_GRAPH, TUNING_SEEDS
+from iclr25.papers.st_gcond.method import ablation, condense
+from iclr25.papers.st_gcond.tune import (
+    TUNED,
+    TUNING_CONFIG,
+    TUNING_GRAPH,
+    TUNING_SEEDS,
+    tuning_graph,
+    tuning_teachers,
+)
 
 OUT = Path(__file__).resolve().parent / "results" / "st_gcond_ablation_sensitivity.json"
 VARIANTS: dict[str, tuple[str, dict[str, object]]] = {
@@ -45,13 +50,6 @@ VARIANTS: dict[str, tuple[str, dict[str, object]]] = {
 }
 """Variant -> (the ablation it is compared with, the settings changed from ST-GCond's tuned
 point); "default" is the tuned point itself, compared with both ablations."""
-
-
-@functools.lru_cache(maxsize=2)
-def graph_and_teachers(seed: int, nodes: int, cfg: TeacherConfig) -> tuple[CSBM, tuple]:
-    """The tuning CSBM of `seed` at `nodes` nodes and its teachers (pre-trained once)."""
-    data = make_csbm(np.random.default_rng(seed), **{**TUNING_GRAPH, "num_nodes": nodes})
-    return data, tuple(train_teachers(data.graph, cfg, np.random.default_rng([seed, 0])))
 
 
 def score(task: tuple[str, str, int, int, bool]) -> dict[str, float]:
@@ -71,8 +69,9 @@ def score(task: tuple[str, str, int, int, bool]) -> dict[str, float]:
         if arm != "st_gcond"
         else dataclasses.replace(base, **VARIANTS[variant][1])
     )
-    data, teachers = graph_and_teachers(seed, nodes, base.teachers)
-    s = condense(data.graph, cfg, np.random.default_rng([seed, 1]), teachers=list(teachers))
+    data = tuning_graph(seed, nodes)
+    teachers = list(tuning_teachers(seed, base.teachers, nodes))
+    s = condense(data.graph, cfg, np.random.default_rng([seed, 1]), teachers=teachers)
     probe = evaluate_probe(data.task_b(), ev, np.random.default_rng([seed, 3]), s)
     val = evaluate_condensed(data.graph, s, ev, np.random.default_rng([seed, 2]), split="val")
     return {"probe_accuracy": probe, "val_accuracy": val.accuracy}

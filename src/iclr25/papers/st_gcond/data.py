@@ -22,7 +22,9 @@ and clustering; `CSBM` carries everything they need.
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -225,9 +227,7 @@ def make_csbm(
     p_out = deg / ((ratio * n / ca + n * (ca - 1) / ca) * (ratio_b / cb + (cb - 1) / cb))
     iu, ju = np.triu_indices(n, k=1)
     p = np.where(y_a[iu] == y_a[ju], ratio * p_out, p_out)
-    if ratio_b != 1:
-        p = p * np.where(y_b[iu] == y_b[ju], ratio_b, 1.0)
-    p = np.minimum(p, 1.0)
+    p = np.minimum(p * np.where(y_b[iu] == y_b[ju], ratio_b, 1.0), 1.0)
     keep = rng.random(len(p)) < p
     edges = np.stack([iu[keep], ju[keep]])  # (2, E_und), i < j
     perm = rng.permutation(edges.shape[1])
@@ -279,9 +279,6 @@ def _digits() -> tuple[np.ndarray, np.ndarray]:
     """scikit-learn's bundled digits, read from the installed wheel's data file (the same rows
     as `sklearn.datasets.load_digits`, without importing scikit-learn: its import alone costs
     more than a smoke run may)."""
-    import importlib.util
-    from pathlib import Path
-
     spec = importlib.util.find_spec("sklearn")
     if spec is None or not spec.submodule_search_locations:
         raise ImportError("the digits graph needs scikit-learn: pip install 'iclr25[tabular]'")

@@ -51,12 +51,22 @@ def check_arms(arms: tuple[str, ...], allowed: tuple[str, ...]) -> None:
     check(ok, "methods", arms, f"a non-empty tuple of distinct names from {allowed}")
 
 
+def arm_method(arm: str) -> str:
+    """The condenser an arm runs: "st_gcond" for ST-GCond's ablations, else the arm itself."""
+    return "st_gcond" if arm.startswith("st_gcond_") else arm
+
+
+def needs_teachers(arms: tuple[str, ...]) -> bool:
+    """Whether any of `arms` reads the pre-trained teachers."""
+    return any(arm_method(a) in TEACHER_USERS for a in arms)
+
+
 def arm_config(arm: str, base: CondenseConfig, tuned: bool) -> CondenseConfig:
     """The config of `arm`: `base` with the arm's tuned point (`tune.TUNED`, if `tuned`; an
     ablation takes ST-GCond's) and the ablation's switch."""
-    method, _, abl = arm.partition("_no_") if arm.startswith("st_gcond_") else (arm, "", "")
+    method = arm_method(arm)
     cfg = dataclasses.replace(base, **TUNED.get(method, {})) if tuned else base
-    return ablation(cfg, "no_" + abl) if abl else cfg
+    return ablation(cfg, arm.removeprefix("st_gcond_")) if method != arm else cfg
 
 
 def run_graph(cfg: GraphConfig, ctx: RunContext) -> CSBM:
@@ -80,7 +90,7 @@ def condense_arm(
     tuned: bool = True,
 ) -> CondensedGraph:
     """Condense the run's graph with `arm` (every arm from the same stream "condense")."""
-    method = "st_gcond" if arm.startswith("st_gcond") else arm
+    method = arm_method(arm)
     fn = condense if method == "st_gcond" else CONDENSERS[method]
     rng = np.random.default_rng(ctx.rngs.child("condense").int_seed())
     shared = teachers if method in TEACHER_USERS else None

@@ -126,15 +126,19 @@ def setting(point: dict[str, object]) -> str:
 
 
 @functools.lru_cache(maxsize=4)
-def tuning_graph(seed: int) -> CSBM:
-    """The tuning CSBM of `seed`."""
-    return make_csbm(np.random.default_rng(seed), **TUNING_GRAPH)
+def tuning_graph(seed: int, num_nodes: int | None = None) -> CSBM:
+    """The tuning CSBM of `seed` (`num_nodes`: another size of the same family)."""
+    size = {"num_nodes": num_nodes} if num_nodes else {}
+    return make_csbm(np.random.default_rng(seed), **{**TUNING_GRAPH, **size})
 
 
 @functools.lru_cache(maxsize=4)
-def tuning_teachers(seed: int, cfg: TeacherConfig) -> tuple[Teacher, ...]:
+def tuning_teachers(
+    seed: int, cfg: TeacherConfig, num_nodes: int | None = None
+) -> tuple[Teacher, ...]:
     """The teachers of the tuning graph `seed`, pre-trained once and shared by every point."""
-    return tuple(train_teachers(tuning_graph(seed).graph, cfg, np.random.default_rng([seed, 0])))
+    graph = tuning_graph(seed, num_nodes).graph
+    return tuple(train_teachers(graph, cfg, np.random.default_rng([seed, 0])))
 
 
 def score_point(

@@ -25,10 +25,10 @@ from iclr25.papers.st_gcond.protocol import (
     check_arms,
     condense_arm,
     eval_rng,
+    needs_teachers,
     run_graph,
     run_teachers,
 )
-from iclr25.papers.st_gcond.tune import TEACHER_USERS
 
 ARMS = ("scratch", *METHODS, *(f"st_gcond_{a}" for a in ABLATIONS))
 """From scratch (no pre-training), every condenser, and ST-GCond's ablations."""
@@ -228,6 +228,13 @@ EXPECT: dict[str, dict[str, object]] = {
 """The expected verdict of every claim per preset (written after running each preset)."""
 
 
+_ABLATION_DOC = {
+    "no_meta": "one supervised KRR loss over all classes, no task-disentangled meta-optimisation",
+    "no_self": "α = 0, no multi-teacher self-supervision",
+    "no_mi": "β = 0, no mutual-information guidance",
+}
+
+
 def _claims() -> tuple[Claim, ...]:
     claims = []
     for metric, short in _SHORT.items():
@@ -242,7 +249,7 @@ def _claims() -> tuple[Claim, ...]:
                     control="scratch",
                     direction="lower",
                     paper_value=PAPER_WORSE,
-                    expect=EXPECT.get(f"{base}_below_scratch_{metric}", {}),
+                    expect=EXPECT[f"{base}_below_scratch_{metric}"],
                 )
             )
         claims.append(
@@ -255,7 +262,7 @@ def _claims() -> tuple[Claim, ...]:
                 control="scratch",
                 direction="higher",
                 paper_value=PAPER_BETTER,
-                expect=EXPECT.get(f"st_gcond_above_scratch_{metric}", {}),
+                expect=EXPECT[f"st_gcond_above_scratch_{metric}"],
             )
         )
     claims.append(
@@ -269,7 +276,7 @@ def _claims() -> tuple[Claim, ...]:
             control="krr_st",
             direction="higher",
             paper_value=PAPER_BETTER + " (KRR-ST among them)",
-            expect=EXPECT.get("st_gcond_vs_krr_st", {}),
+            expect=EXPECT["st_gcond_vs_krr_st"],
         )
     )
     for abl in ABLATIONS:
@@ -284,17 +291,12 @@ def _claims() -> tuple[Claim, ...]:
                 control=f"st_gcond_{abl}",
                 direction="higher",
                 paper_value="each component's removal lowers cross-task accuracy (ablation table)",
-                expect=EXPECT.get(f"st_gcond_vs_{abl}", {}),
+                expect=EXPECT[f"st_gcond_vs_{abl}"],
             )
         )
     return tuple(claims)
 
 
-_ABLATION_DOC = {
-    "no_meta": "one supervised KRR loss over all classes, no task-disentangled meta-optimisation",
-    "no_self": "α = 0, no multi-teacher self-supervision",
-    "no_mi": "β = 0, no mutual-information guidance",
-}
 CLAIMS = _claims()
 
 METRICS = (
@@ -307,8 +309,7 @@ def run(cfg: CrossTaskConfig, ctx: RunContext) -> dict[str, float]:
     """Condense with every arm, then T2-T4 from the pre-trained (or untrained) encoder."""
     data = run_graph(cfg.graph, ctx)
     task_b = data.task_b()
-    uses_teachers = any(a.startswith("st_gcond") or a in TEACHER_USERS for a in cfg.methods)
-    teachers = run_teachers(data.graph, cfg.condense, ctx) if uses_teachers else None
+    teachers = run_teachers(data.graph, cfg.condense, ctx) if needs_teachers(cfg.methods) else None
     metrics: dict[str, float] = {}
     for arm in ctx.progress(cfg.methods, desc="arms"):
         s = None

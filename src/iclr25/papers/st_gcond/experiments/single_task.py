@@ -18,10 +18,10 @@ from iclr25.papers.st_gcond.protocol import (
     check_arms,
     condense_arm,
     eval_rng,
+    needs_teachers,
     run_graph,
     run_teachers,
 )
-from iclr25.papers.st_gcond.tune import TEACHER_USERS
 
 
 @configclass
@@ -49,8 +49,6 @@ class SingleTaskConfig:
 # condenser was tuned at (`tune.TUNING_CONFIG`), on a CSBM of 3,000 nodes (the tuning graphs
 # have 600): the tuned points are only known at 60 steps, and a 27-point grid of every
 # condenser at 300 steps on 3 graphs would take about 40 minutes of two cores.
-FULL = SingleTaskConfig(graph=GraphConfig(num_nodes=3000))
-
 PRESETS = {
     "smoke": SingleTaskConfig(
         graph=GraphConfig(num_nodes=96, b_labels_per_class=4),
@@ -61,7 +59,7 @@ PRESETS = {
         eval=EvalConfig(epochs=5),
     ),
     "quick": SingleTaskConfig(),
-    "full": FULL,
+    "full": SingleTaskConfig(graph=GraphConfig(num_nodes=3000)),
 }
 
 PAPER_SOTA = "state of the art on 14 of 15 single-task dataset-ratio cells (Cora ... Reddit)"
@@ -178,9 +176,7 @@ def condense_and_score(graph: Graph, cfg, ctx: RunContext) -> dict[str, float]:
     """Every condenser of `cfg.methods` on `graph` (at its tuned point if `cfg.tuned`, budget
     `cfg.condense`), scored by the evaluation GCN `cfg.eval` on the real test nodes, and
     whole-dataset training (the run of `single_task` and `digits`)."""
-    teachers = None
-    if set(cfg.methods) & set(TEACHER_USERS):
-        teachers = run_teachers(graph, cfg.condense, ctx)
+    teachers = run_teachers(graph, cfg.condense, ctx) if needs_teachers(cfg.methods) else None
     metrics = {"whole/accuracy": evaluate_whole(graph, cfg.eval, eval_rng(ctx, "t1")).accuracy}
     for m in ctx.progress(cfg.methods, desc="condensers"):
         s = condense_arm(m, graph, cfg.condense, teachers, ctx, cfg.tuned)
