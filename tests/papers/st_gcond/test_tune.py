@@ -8,6 +8,8 @@ import pytest
 from iclr25.papers.st_gcond.tune import (
     AXIS_BOUNDS,
     GRID,
+    MOLECULE_CONFIG,
+    MOLECULE_GRID,
     TUNED,
     TUNING_CONFIG,
     TUNING_GRAPH,
@@ -114,3 +116,24 @@ def test_the_ablation_sensitivity_diagnosis_scores_every_variant(benchmark_scrip
     assert got == want | {("default", "no_meta"), ("default", "no_mi")}
     default = {r["against"]: r for r in out["rows"] if r["variant"] == "default"}
     assert default["no_meta"]["st_gcond_probe"] == default["no_mi"]["st_gcond_probe"]
+
+
+def test_the_molecule_grids_have_the_same_size_and_score_on_source_validation(
+    benchmark_script, tmp_path
+):
+    assert {len(grid_points(m, MOLECULE_GRID)) for m in MOLECULE_GRID} == {27}
+    assert "dm" not in MOLECULE_GRID
+    res = benchmark_script("tune_st_gcond").main(
+        ["--smoke", "--domain", "molecules", "--methods", "krr", "--out", str(tmp_path / "m.json")]
+    )
+    (row,) = res["rows"]
+    assert 0 <= row["val_accuracy"] <= 1 and row["seed"] == TUNING_SEEDS[0]
+    assert res["settings"]["graph"]["source"] == "nci_tpsa"
+    again = score_point(
+        "krr",
+        grid_points("krr", MOLECULE_GRID)[0],
+        TUNING_SEEDS[0],
+        dataclasses.replace(MOLECULE_CONFIG, steps=2, extractor_width=16, real_batch=64),
+        domain="molecules",
+    )
+    assert again["val_accuracy"] == row["val_accuracy"]

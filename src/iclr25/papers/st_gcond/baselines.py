@@ -14,6 +14,11 @@
   in the loss): the closest prior, which isolates what ST-GCond adds.
 
 `teachers` is read only by `krr_st` (and by `method.condense`); the others ignore it.
+
+Every condenser also takes a graph-level `GraphSet` (molecules): the coresets then pick whole
+training graphs, the learnt condensers make `cfg.num_syn` synthetic graphs of
+`cfg.nodes_per_graph` nodes, and GCond/DosCond match the gradients of a GIN (mean readout)
+on a batch of `cfg.real_batch` real graphs per class.
 """
 
 from __future__ import annotations
@@ -26,9 +31,10 @@ import torch
 from torch import nn
 
 from iclr25.core.seeding import torch_seed
-from iclr25.papers.st_gcond.data import Graph
+from iclr25.papers.st_gcond.data import Graph, GraphSet
 from iclr25.papers.st_gcond.gnn import (
     GCN,
+    GIN,
     StructureGenerator,
     gcn_norm_dense,
     gcn_norm_sparse,
@@ -43,6 +49,10 @@ from iclr25.papers.st_gcond.method import (
     check_all_classes,
     check_graph_for_condensation,
     krr_condense,
+    real_view,
+    synthetic_adjacency,
+    synthetic_graph_index,
+    synthetic_readout,
     synthetic_start,
 )
 from iclr25.papers.st_gcond.teachers import Teacher
@@ -60,13 +70,19 @@ def _induced(graph: Graph, idx: torch.Tensor) -> torch.Tensor:
     return adj
 
 
-def _coreset(graph: Graph, idx: torch.Tensor, method: str, t0: float) -> CondensedGraph:
+def _coreset(graph: Graph | GraphSet, idx: torch.Tensor, method: str, t0: float):
+    if isinstance(graph, GraphSet):
+        sub = graph.subset(idx)
+        x, adj, gi = sub.x, sub.adjacency().to_dense(), sub.graph_index()
+    else:
+        x, adj, gi = graph.x[idx].clone(), _induced(graph, idx), None
     out = CondensedGraph(
-        x=graph.x[idx].clone(),
-        adj=_induced(graph, idx),
+        x=x,
+        adj=adj,
         y=graph.y[idx].clone(),
         num_classes=graph.num_classes,
         method=method,
+        graph_index=gi,
         source_index=idx,
     )
     out.stats.update(edges=float(out.adj.sum() / 2), seconds=time.perf_counter() - t0)
@@ -75,13 +91,13 @@ def _coreset(graph: Graph, idx: torch.Tensor, method: str, t0: float) -> Condens
 
 
 def random_coreset(
-    graph: Graph,
+    graph: Graph | GraphSet,
     cfg: CondenseConfig,
     rng: np.random.Generator,
     *,
     teachers: list[Teacher] | None = None,
 ) -> CondensedGraph:
-    """Random training nodes per class (proportional allocation, >= 1 per class)."""
+    """Random training nodes (or graphs) per class (proportional allocation, >= 1 per class)."""
     check_graph_for_condensation(graph, cfg)
     t0 = time.perf_counter()
     train = torch.nonzero(graph.train_mask).flatten()
@@ -96,21 +112,22 @@ def random_coreset(
 
 
 def kcenter_coreset(
-    graph: Graph,
+    graph: Graph | GraphSet,
     cfg: CondenseConfig,
     rng: np.random.Generator,
     *,
     teachers: list[Teacher] | None = None,
 ) -> CondensedGraph:
-    """Greedy k-center per class on propagated features Â²X (random first center).
+    """Greedy k-center per class on propagated features Â²X (random first center); on a
+    `GraphSet`, on their per-graph means.
 
     # DEVIATION: GCond's K-Center runs on the embeddings of a GCN trained on the full graph;
     # we use the label-free SGC features Â²X so the coreset needs no extra training.
     """
     check_graph_for_condensation(graph, cfg)
     t0 = time.perf_counter()
-    adj = gcn_norm_sparse(graph.edge_index, graph.num_nodes)
-    emb = propagate(adj, propagate(adj, graph.x))
+    real = real_view(graph, cfg)
+    emb = real.pool(propagate(real.adj, propagate(real.adj, real.x)))
     train = torch.nonzero(graph.train_mask).flatten()
     alloc = allocate_per_class(graph.y[train], graph.num_classes, cfg.num_syn)
     chosen = []
@@ -147,13 +164,10 @@ def _synthetic_start(graph: Graph, cfg: CondenseConfig, rng: np.random.Generator
     return y_syn, x_syn, gen, torch.optim.Adam(groups)
 
 
-def _soft_adj(gen: StructureGenerator | None, x: torch.Tensor) -> torch.Tensor:
-    return torch.zeros(x.shape[0], x.shape[0]) if gen is None else gen(x)
-
-
 def _finish(graph, cfg, method, x_syn, gen, y_syn, t0, stats) -> CondensedGraph:
+    n = 1 if isinstance(graph, Graph) else cfg.nodes_per_graph
     with torch.no_grad():
-        a = _soft_adj(gen, x_syn)
+        a = synthetic_adjacency(gen, x_syn, n)
         adj = a * (a > cfg.gm_delta)  # GCond thresholds the learnt weights at the end
     out = CondensedGraph(
         x=x_syn.detach().clone(),
@@ -161,21 +175,38 @@ def _finish(graph, cfg, method, x_syn, gen, y_syn, t0, stats) -> CondensedGraph:
         y=y_syn,
         num_classes=graph.num_classes,
         method=method,
+        graph_index=synthetic_graph_index(len(y_syn), n),
         stats={**stats, "edges": float((adj > 0).sum() / 2), "seconds": time.perf_counter() - t0},
     )
     check_all_classes(out)
     return out
 
 
+def _syn_inputs(gen: StructureGenerator | None, x: torch.Tensor, n: int) -> tuple:
+    """The matched model's inputs on the synthetic data: (X', Â') for a GCN on a node-level
+    graph, (X', A', mean readout) for a GIN on synthetic graphs of n nodes."""
+    a = synthetic_adjacency(gen, x, n)
+    if n == 1:
+        return x, gcn_norm_dense(a)
+    return x, a, nn.functional.one_hot(synthetic_graph_index(len(x) // n, n)).T.float() / n
+
+
 def _gradient_matching(
-    graph: Graph, cfg: CondenseConfig, rng: np.random.Generator, one_step: bool, method: str
+    graph: Graph | GraphSet,
+    cfg: CondenseConfig,
+    rng: np.random.Generator,
+    one_step: bool,
+    method: str,
 ) -> CondensedGraph:
     check_graph_for_condensation(graph, cfg)
     t0 = time.perf_counter()
     seed = int(rng.integers(2**62))
+    node = isinstance(graph, Graph)
+    n = 1 if node else cfg.nodes_per_graph
     with torch_seed(seed):
+        g = torch.Generator().manual_seed(seed)
         y_syn, x_syn, gen, opt = _synthetic_start(graph, cfg, rng)
-        adj_real = gcn_norm_sparse(graph.edge_index, graph.num_nodes)
+        adj_real = gcn_norm_sparse(graph.edge_index, graph.num_nodes) if node else None
         train = torch.nonzero(graph.train_mask).flatten()
         classes = [c for c in range(graph.num_classes) if (y_syn == c).any()]
         reinit = 1 if one_step else cfg.gm_outer
@@ -184,7 +215,8 @@ def _gradient_matching(
         for step in range(cfg.steps):
             if step % reinit == 0:
                 # DEVIATION: dropout off in the matched GCN (matching compares noise otherwise)
-                model = GCN(
+                arch = GCN if node else GIN
+                model = arch(
                     in_dim=graph.num_features,
                     hidden=cfg.gm_hidden,
                     out_dim=graph.num_classes,
@@ -192,14 +224,19 @@ def _gradient_matching(
                 )
                 model_opt = torch.optim.Adam(model.parameters(), lr=0.01)
             params = list(model.parameters())
-            adj_syn = gcn_norm_dense(_soft_adj(gen, x_syn))
-            out_real = model(graph.x, adj_real)
-            out_syn = model(x_syn, adj_syn)
+            out_syn = model(*_syn_inputs(gen, x_syn, n))
+            out_real = model(graph.x, adj_real) if node else None
             loss = torch.zeros(())
             for c in classes:
                 rc = train[graph.y[train] == c]
+                if node:
+                    l_real = nn.functional.cross_entropy(out_real[rc], graph.y[rc])
+                else:  # a batch of real graphs of class c through the GIN
+                    rc = rc[torch.randperm(len(rc), generator=g)[: cfg.real_batch]]
+                    sub = graph.subset(rc)
+                    out = model(sub.x, sub.adjacency(), sub.readout())
+                    l_real = nn.functional.cross_entropy(out, sub.y)
                 sc = torch.nonzero(y_syn == c).flatten()
-                l_real = nn.functional.cross_entropy(out_real[rc], graph.y[rc])
                 g_real = [
                     g.detach() for g in torch.autograd.grad(l_real, params, retain_graph=True)
                 ]
@@ -210,18 +247,17 @@ def _gradient_matching(
             loss.backward()
             opt.step()
             if not one_step:  # GCond: train the model on the (detached) synthetic graph
-                x_d = x_syn.detach()
                 with torch.no_grad():
-                    adj_d = gcn_norm_dense(_soft_adj(gen, x_d))
+                    inputs = _syn_inputs(gen, x_syn.detach(), n)
                 for _ in range(cfg.gm_model_steps):
                     model_opt.zero_grad()
-                    nn.functional.cross_entropy(model(x_d, adj_d), y_syn).backward()
+                    nn.functional.cross_entropy(model(*inputs), y_syn).backward()
                     model_opt.step()
     return _finish(graph, cfg, method, x_syn, gen, y_syn, t0, {"loss_match": float(loss.detach())})
 
 
 def gcond(
-    graph: Graph,
+    graph: Graph | GraphSet,
     cfg: CondenseConfig,
     rng: np.random.Generator,
     *,
@@ -236,7 +272,7 @@ def gcond(
 
 
 def doscond(
-    graph: Graph,
+    graph: Graph | GraphSet,
     cfg: CondenseConfig,
     rng: np.random.Generator,
     *,
@@ -247,7 +283,7 @@ def doscond(
 
 
 def distribution_matching(
-    graph: Graph,
+    graph: Graph | GraphSet,
     cfg: CondenseConfig,
     rng: np.random.Generator,
     *,
@@ -259,16 +295,18 @@ def distribution_matching(
     t0 = time.perf_counter()
     seed = int(rng.integers(2**62))
     g = torch.Generator().manual_seed(seed)
+    real = real_view(graph, cfg)
+    n = real.nodes_per_item
     with torch_seed(seed):
         y_syn, x_syn, gen, opt = _synthetic_start(graph, cfg, rng)
-        adj_real = gcn_norm_sparse(graph.edge_index, graph.num_nodes)
-        train = torch.nonzero(graph.train_mask).flatten()
+        train = real.train
         loss = torch.zeros(())
         for _ in range(cfg.steps):
             w = init_feature_extractor(graph.num_features, cfg.extractor_width, g)
             with torch.no_grad():
-                h_real = random_gcn_features(graph.x, adj_real, w)
-            h_syn = random_gcn_features(x_syn, gcn_norm_dense(_soft_adj(gen, x_syn)), w)
+                h_real = real.pool(random_gcn_features(real.x, real.adj, w))
+            adj_syn = gcn_norm_dense(synthetic_adjacency(gen, x_syn, n))
+            h_syn = synthetic_readout(random_gcn_features(x_syn, adj_syn, w), n)
             loss = torch.zeros(())
             for c in range(graph.num_classes):
                 rc = train[graph.y[train] == c]
@@ -281,7 +319,7 @@ def distribution_matching(
 
 
 def krr(
-    graph: Graph,
+    graph: Graph | GraphSet,
     cfg: CondenseConfig,
     rng: np.random.Generator,
     *,
@@ -293,7 +331,7 @@ def krr(
 
 
 def krr_st(
-    graph: Graph,
+    graph: Graph | GraphSet,
     cfg: CondenseConfig,
     rng: np.random.Generator,
     *,

@@ -331,3 +331,123 @@ def make_digits_graph(
         test_mask=test,
         num_classes=10,
     )
+
+
+@dataclass(frozen=True)
+class GraphSet:
+    """A graph-classification dataset: many small undirected graphs (e.g. molecules) stored as
+    their disjoint union, graph g owning the nodes `ptr[g]:ptr[g + 1]`.
+
+    Attributes:
+        x: Node features of every graph, concatenated.
+        edge_index: Both directions of every edge (each inside one graph), no self-loops.
+        ptr: Node offsets, `ptr[0] = 0`, `ptr[-1] = N`, every graph has >= 1 node.
+        y: Graph labels in [0, num_classes).
+        train_mask: Graphs whose labels a condenser and a trainer may read.
+        val_mask: Validation graphs.
+        test_mask: Test graphs.
+        num_classes: C.
+
+    Shapes:
+        x: (N, D) float32; edge_index: (2, E) int64; ptr: (G + 1,); y, masks: (G,).
+    """
+
+    x: torch.Tensor
+    edge_index: torch.Tensor
+    ptr: torch.Tensor
+    y: torch.Tensor
+    train_mask: torch.Tensor
+    val_mask: torch.Tensor
+    test_mask: torch.Tensor
+    num_classes: int
+
+    def __post_init__(self) -> None:
+        g = len(self.y)
+        if g == 0 or self.ptr.ndim != 1 or len(self.ptr) != g + 1:
+            raise ValueError(
+                f"ptr has shape {tuple(self.ptr.shape)}: need ({g + 1},) for {g} graphs"
+            )
+        if int(self.ptr[0]) != 0 or int(self.ptr[-1]) != self.x.shape[0]:
+            raise ValueError(f"ptr must run from 0 to N = {self.x.shape[0]}")
+        if (self.ptr.diff() < 1).any():
+            raise ValueError("ptr is not strictly increasing: every graph needs >= 1 node")
+        # the union is a valid node-level graph (shapes, edge ids); its labels are the graphs'
+        self.union()
+        gi = self.graph_index()
+        if self.edge_index.numel() and (gi[self.edge_index[0]] != gi[self.edge_index[1]]).any():
+            raise ValueError("edge_index joins nodes of two different graphs")
+
+    @property
+    def num_graphs(self) -> int:
+        """G."""
+        return len(self.y)
+
+    @property
+    def num_nodes(self) -> int:
+        """N, the nodes of all graphs."""
+        return int(self.x.shape[0])
+
+    @property
+    def num_features(self) -> int:
+        """D."""
+        return int(self.x.shape[1])
+
+    def graph_index(self) -> torch.Tensor:
+        """The graph of every node. Shapes: -> (N,)."""
+        return torch.repeat_interleave(torch.arange(self.num_graphs), self.ptr.diff())
+
+    def readout(self, mean: bool = True) -> torch.Tensor:
+        """The pooling matrix R (sparse), R h = per-graph mean (or sum) of the node rows.
+
+        Shapes: -> (G, N) sparse.
+        """
+        gi = self.graph_index()
+        vals = (1.0 / self.ptr.diff().float())[gi] if mean else torch.ones(self.num_nodes)
+        idx = torch.stack([gi, torch.arange(self.num_nodes)])
+        return torch.sparse_coo_tensor(
+            idx, vals, (self.num_graphs, self.num_nodes), check_invariants=False
+        ).coalesce()
+
+    def adjacency(self) -> torch.Tensor:
+        """The raw union adjacency A (sparse, 0/1, no self-loops). Shapes: -> (N, N)."""
+        vals = torch.ones(self.edge_index.shape[1])
+        n = self.num_nodes
+        return torch.sparse_coo_tensor(
+            self.edge_index, vals, (n, n), check_invariants=False
+        ).coalesce()
+
+    def union(self) -> Graph:
+        """The disjoint union as one node-level `Graph` (every node carries its graph's label and
+        split): what label-free node-level code (the teachers) reads."""
+        gi = self.graph_index()
+        return Graph(
+            self.x,
+            self.edge_index,
+            self.y[gi],
+            self.train_mask[gi],
+            self.val_mask[gi],
+            self.test_mask[gi],
+            self.num_classes,
+        )
+
+    def subset(self, idx: torch.Tensor) -> GraphSet:
+        """The graphs `idx` (in that order) as a new `GraphSet`; their masks are kept.
+
+        Shapes: idx (G',) -> a set of G' graphs.
+        """
+        sizes = self.ptr.diff()[idx]
+        nodes = torch.cat([torch.arange(int(self.ptr[g]), int(self.ptr[g + 1])) for g in idx])
+        pos = torch.full((self.num_nodes,), -1)
+        pos[nodes] = torch.arange(len(nodes))
+        src, dst = pos[self.edge_index[0]], pos[self.edge_index[1]]
+        keep = (src >= 0) & (dst >= 0)
+        return GraphSet(
+            x=self.x[nodes],
+            edge_index=torch.stack([src[keep], dst[keep]]),
+            ptr=torch.cat([torch.zeros(1, dtype=torch.long), sizes.cumsum(0)]),
+            y=self.y[idx],
+            train_mask=self.train_mask[idx],
+            val_mask=self.val_mask[idx],
+            test_mask=self.test_mask[idx],
+            num_classes=self.num_classes,
+        )

@@ -22,8 +22,8 @@ from torch import nn
 from iclr25.core.checks import Range
 from iclr25.core.config import configclass
 from iclr25.core.seeding import torch_seed
-from iclr25.papers.st_gcond.data import CSBM, Graph
-from iclr25.papers.st_gcond.gnn import GCN, gcn_norm_dense, gcn_norm_sparse, propagate
+from iclr25.papers.st_gcond.data import CSBM, Graph, GraphSet
+from iclr25.papers.st_gcond.gnn import GCN, GIN, gcn_norm_dense, gcn_norm_sparse, propagate
 from iclr25.papers.st_gcond.method import CondensedGraph
 
 
@@ -104,24 +104,40 @@ def train_gcn(
         if init is not None:
             for mine, theirs in zip(model.lins[:-1], init.lins[:-1]):
                 mine.load_state_dict(theirs.state_dict())
-        params = list(model.parameters())
-        head = None
-        if soft is not None and cfg.soft_weight > 0:
-            head = nn.Linear(cfg.hidden if cfg.layers > 1 else x.shape[1], soft.shape[1])
-            params += list(head.parameters())
-        opt = torch.optim.Adam(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
         idx = torch.arange(len(y)) if mask is None else torch.nonzero(mask).flatten()
-        model.train()
-        for _ in range(cfg.epochs):
-            opt.zero_grad()
-            h = model.embed(x, adj)
-            loss = nn.functional.cross_entropy(propagate(adj, model.lins[-1](h))[idx], y[idx])
-            if head is not None:
-                loss = loss + cfg.soft_weight * nn.functional.mse_loss(head(h)[idx], soft[idx])
-            loss.backward()
-            opt.step()
-    model.eval()
+        _fit(
+            model,
+            lambda: model.embed(x, adj),
+            lambda h: propagate(adj, model.lins[-1](h)),
+            y,
+            idx,
+            cfg,
+            soft,
+            cfg.hidden if cfg.layers > 1 else x.shape[1],
+        )
     return model
+
+
+def _fit(model, embed, logits, y, idx, cfg: EvalConfig, soft, width: int) -> None:
+    """Full-batch Adam on cross-entropy of `logits(embed())` over `idx`, plus, with `soft` (and
+    `cfg.soft_weight > 0`), a fresh linear head of the `width`-wide embedding regressing `soft`
+    (discarded afterwards); leaves `model` in eval mode."""
+    params = list(model.parameters())
+    head = None
+    if soft is not None and cfg.soft_weight > 0:
+        head = nn.Linear(width, soft.shape[1])
+        params += list(head.parameters())
+    opt = torch.optim.Adam(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+    model.train()
+    for _ in range(cfg.epochs):
+        opt.zero_grad()
+        h = embed()
+        loss = nn.functional.cross_entropy(logits(h)[idx], y[idx])
+        if head is not None:
+            loss = loss + cfg.soft_weight * nn.functional.mse_loss(head(h)[idx], soft[idx])
+        loss.backward()
+        opt.step()
+    model.eval()
 
 
 def score_on_real(model: GCN, graph: Graph, split: Literal["test", "val"] = "test") -> EvalResult:
@@ -326,3 +342,166 @@ def evaluate_probe(
     probe = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
     probe.fit(z[train], y[train])
     return float((probe.predict(z[test]) == y[test]).mean())
+
+
+def train_gin(
+    x: torch.Tensor,
+    adj: torch.Tensor,
+    readout: torch.Tensor,
+    y: torch.Tensor,
+    num_classes: int,
+    cfg: EvalConfig,
+    rng: np.random.Generator,
+    init: GIN | None = None,
+    soft: torch.Tensor | None = None,
+) -> GIN:
+    """Train the evaluation GIN (`cfg`'s width, layers, dropout) full batch on graphs given as
+    (x, raw A, mean readout R, y): the graph-level `train_gcn`. With `init`, the GIN layers start
+    from `init`'s (fine-tuning), the head is always fresh; `soft` as in `train_gcn`.
+
+    Shapes:
+        x (N, D), adj (N, N) dense or sparse, readout (G, N), y (G,), soft (G, d).
+    """
+    seed = int(rng.integers(2**62))
+    with torch_seed(seed):  # init and dropout draw from torch's global generator
+        model = evaluation_gin(x.shape[1], num_classes, cfg)
+        if init is not None:
+            model.mlps.load_state_dict(init.mlps.state_dict())
+            model.norms.load_state_dict(init.norms.state_dict())
+        idx = torch.arange(len(y))
+        _fit(model, lambda: model.embed(x, adj, readout), model.head, y, idx, cfg, soft, cfg.hidden)
+    return model
+
+
+def evaluation_gin(in_dim: int, num_classes: int, cfg: EvalConfig) -> GIN:
+    """A fresh evaluation GIN (weights from torch's global generator: call under `torch_seed`)."""
+    return GIN(
+        in_dim=in_dim,
+        hidden=cfg.hidden,
+        out_dim=num_classes,
+        layers=cfg.layers,
+        dropout=cfg.dropout,
+    )
+
+
+def _graphs(data: GraphSet) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    return data.x, data.adjacency(), data.readout()
+
+
+def pretrain_gin(
+    source: GraphSet,
+    cfg: EvalConfig,
+    rng: np.random.Generator,
+    condensed: CondensedGraph | GraphSet | None = None,
+) -> GIN:
+    """The graph-level `pretrain_encoder`: the evaluation GIN trained on a condensed graph set
+    (its hard labels and, where it has them, its soft targets, as `pretrain_encoder`), on a
+    real `GraphSet`'s training graphs (`condensed=source`: whole-dataset pre-training), or, with
+    `condensed=None`, untrained (from scratch). Every arm takes one draw from `rng`.
+
+    Raises:
+        ValueError: The condensed set's feature width differs from `source`'s, or it is
+            node-level.
+    """
+    if condensed is None:
+        with torch_seed(int(rng.integers(2**62))):
+            return evaluation_gin(source.num_features, source.num_classes, cfg).eval()
+    if condensed.x.shape[1] != source.num_features:
+        raise ValueError(
+            f"condensed.x has {condensed.x.shape[1]} features: the source has {source.num_features}"
+        )
+    if isinstance(condensed, GraphSet):
+        train = condensed.subset(torch.nonzero(condensed.train_mask).flatten())
+        return train_gin(*_graphs(train), train.y, train.num_classes, cfg, rng)
+    r = condensed.readout(mean=True)  # raises for a node-level condensed graph
+    return train_gin(
+        condensed.x,
+        condensed.adj,
+        r,
+        condensed.y,
+        condensed.num_classes,
+        cfg,
+        rng,
+        soft=condensed.y_soft,
+    )
+
+
+def evaluate_graph_condensed(
+    source: GraphSet,
+    condensed: CondensedGraph,
+    cfg: EvalConfig,
+    rng: np.random.Generator,
+    split: Literal["test", "val"] = "test",
+) -> float:
+    """The graph-level `evaluate_condensed`: accuracy on the source's own task of the evaluation
+    GIN trained on the condensed set (hard labels only), tested on `source`'s test (or
+    validation) graphs; what the molecule tuning selects on.
+
+    Raises:
+        ValueError: A bad `split`, or a condensed set that does not match `source`.
+    """
+    if split not in ("test", "val"):
+        raise ValueError(f"split={split!r} is not allowed: use 'test' or 'val'")
+    if condensed.x.shape[1] != source.num_features or condensed.num_classes != source.num_classes:
+        raise ValueError(
+            f"condensed set ({condensed.x.shape[1]} features, {condensed.num_classes} classes) "
+            f"does not match the source ({source.num_features}, {source.num_classes})"
+        )
+    x, adj, r, y = condensed.x, condensed.adj, condensed.readout(mean=True), condensed.y
+    return graph_accuracy(train_gin(x, adj, r, y, source.num_classes, cfg, rng), source, split)
+
+
+def graph_accuracy(model: GIN, data: GraphSet, split: Literal["test", "val"] = "test") -> float:
+    """Accuracy of `model`'s classes on `data`'s test (or validation) graphs."""
+    part = data.subset(torch.nonzero(getattr(data, f"{split}_mask")).flatten())
+    with torch.no_grad():
+        pred = model(*_graphs(part)).argmax(1)
+    return float((pred == part.y).float().mean())
+
+
+@dataclass(frozen=True)
+class TransferAUC:
+    """ROC-AUC on the target's test graphs of one pre-trained encoder.
+
+    Attributes:
+        finetune: The GIN fine-tuned (all layers, fresh head) on the labelled target graphs.
+        probe: A logistic-regression probe on the frozen encoder's graph embeddings.
+    """
+
+    finetune: float
+    probe: float
+
+
+def evaluate_graph_transfer(
+    encoder: GIN, target: GraphSet, cfg: EvalConfig, rng: np.random.Generator
+) -> TransferAUC:
+    """(Cross-dataset) fine-tune `encoder` on `target.train_mask`'s graphs and score the ROC-AUC
+    of class 1 on `target.test_mask`'s; and the same with a linear probe on frozen embeddings
+    (features standardised on the labelled graphs).
+
+    Raises:
+        ValueError: `target` is not binary, or a split lacks a class.
+    """
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import roc_auc_score
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    if target.num_classes != 2:
+        raise ValueError(f"target.num_classes={target.num_classes}: ROC-AUC needs 2 classes")
+    train = target.subset(torch.nonzero(target.train_mask).flatten())
+    test = target.subset(torch.nonzero(target.test_mask).flatten())
+    for name, part in (("train", train), ("test", test)):
+        if part.y.unique().numel() < 2:
+            raise ValueError(f"the target's {name} split has one class only: no ROC-AUC")
+    tuned = train_gin(*_graphs(train), train.y, 2, cfg, rng, init=encoder)
+    with torch.no_grad():
+        score = torch.softmax(tuned(*_graphs(test)), 1)[:, 1].numpy()
+        z_train = encoder.embed(*_graphs(train)).numpy()
+        z_test = encoder.embed(*_graphs(test)).numpy()
+    probe = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
+    probe.fit(z_train, train.y.numpy())
+    return TransferAUC(
+        finetune=float(roc_auc_score(test.y.numpy(), score)),
+        probe=float(roc_auc_score(test.y.numpy(), probe.predict_proba(z_test)[:, 1])),
+    )

@@ -36,7 +36,7 @@ from torch import nn
 from iclr25.core.checks import Range
 from iclr25.core.config import check, configclass
 from iclr25.core.seeding import torch_seed
-from iclr25.papers.st_gcond.data import Graph
+from iclr25.papers.st_gcond.data import Graph, GraphSet
 from iclr25.papers.st_gcond.gnn import (
     StructureGenerator,
     gcn_norm_dense,
@@ -70,10 +70,18 @@ class TeacherConfig:
         check(ok, "names", self.names, f"a non-empty tuple of distinct names from {TEACHERS}")
 
 
-def train_teachers(graph: Graph, cfg: TeacherConfig, rng: np.random.Generator) -> list[Teacher]:
-    """Pre-train the teachers `cfg` names on `graph` (label-free), with `cfg`'s settings."""
+def train_teachers(
+    graph: Graph | GraphSet, cfg: TeacherConfig, rng: np.random.Generator
+) -> list[Teacher]:
+    """Pre-train the teachers `cfg` names on `graph` (label-free), with `cfg`'s settings; on a
+    `GraphSet`, node-level on the disjoint union of its graphs.
+
+    # DEVIATION: on molecules the teachers are the same node-level DGI, GAE and masked-feature
+    # autoencoder, trained on the union of the source graphs (DGI's summary is then over all of
+    # them) and mean-pooled per graph; the paper's graph-level teachers are not named.
+    """
     return pretrain_teachers(
-        graph,
+        graph.union() if isinstance(graph, GraphSet) else graph,
         cfg.names,
         rng,
         hidden=cfg.hidden,
@@ -89,7 +97,9 @@ class CondenseConfig:
 
     num_syn: Annotated[int, Range(2, None)] = 60
     """N', synthetic nodes (at least one per class; allocated in proportion to the training
-    labels)."""
+    labels); on a `GraphSet`, synthetic graphs."""
+    nodes_per_graph: Annotated[int, Range(1, None)] = 8
+    """Nodes of every synthetic graph (a `GraphSet` only; the notes: 8)."""
     steps: Annotated[int, Range(1, None)] = 300
     """Outer iterations (parameter updates of the condensed graph) of every condenser."""
     lr_feat: Annotated[float, Range(0, None, low_open=True)] = 0.01
@@ -164,13 +174,16 @@ class CondensedGraph:
         y: Hard labels Y'ʰ.
         num_classes: C of the source task.
         method: The condenser's name.
+        graph_index: For a condensed `GraphSet`, the synthetic graph of every node (None for
+            a node-level graph, where y, y_soft and label_probs are per node, not per graph).
         y_soft: Soft self-supervised targets Y'ˢ (None for condensers without them).
         label_probs: q(y | Y'ˢ), the MI critic's class distribution per synthetic node.
         source_index: Real node ids of a coreset (None for synthetic nodes).
         stats: Final losses, timings and counters (e.g. `fallback_first_order`).
 
     Shapes:
-        x: (N', D); adj: (N', N'); y: (N',); y_soft: (N', d); label_probs: (N', C).
+        x: (N', D); adj: (N', N'); y: (N',); y_soft: (N', d); label_probs: (N', C); with
+        graph_index (N',): y, y_soft, label_probs per synthetic graph, (K,), (K, d), (K, C).
     """
 
     x: torch.Tensor
@@ -178,6 +191,7 @@ class CondensedGraph:
     y: torch.Tensor
     num_classes: int
     method: str
+    graph_index: torch.Tensor | None = None
     y_soft: torch.Tensor | None = None
     label_probs: torch.Tensor | None = None
     source_index: torch.Tensor | None = None
@@ -189,8 +203,18 @@ class CondensedGraph:
         return int(self.x.shape[0])
 
     def class_counts(self) -> np.ndarray:
-        """Synthetic nodes per class. Shapes: -> (C,)."""
+        """Synthetic nodes (graphs) per class. Shapes: -> (C,)."""
         return np.bincount(self.y.numpy(), minlength=self.num_classes)
+
+    def readout(self, mean: bool = False) -> torch.Tensor:
+        """The pooling matrix of a condensed `GraphSet`: sum (or mean) of each graph's rows.
+
+        Shapes: -> (K, N') dense.
+        """
+        if self.graph_index is None:
+            raise ValueError(f"{self.method}: a node-level condensed graph has no readout")
+        r = nn.functional.one_hot(self.graph_index, len(self.y)).T.float()
+        return r / r.sum(1, keepdim=True) if mean else r
 
 
 def allocate_per_class(y_train: torch.Tensor, num_classes: int, num_syn: int) -> np.ndarray:
@@ -228,32 +252,107 @@ def check_all_classes(c: CondensedGraph) -> None:
         )
 
 
-def init_synthetic(graph: Graph, num_syn: int, rng: np.random.Generator):
-    """Labels and initial features of the synthetic nodes: real training nodes of each class
-    drawn without replacement (GCond's initialisation).
+@dataclass
+class RealView:
+    """What a condenser reads from the real data, whose items are the nodes of a `Graph` or the
+    graphs of a `GraphSet` (`real_view`).
+
+    Attributes:
+        x: Node features.
+        adj: Â of the real nodes (sparse, GCN-normalised; on a `GraphSet`, of the union).
+        readout: The mean-pooling matrix from nodes to graphs (sparse), None when the items
+            are the nodes.
+        y: Item labels.
+        train: Ids of the training items.
+        num_classes: C.
+        nodes_per_item: Nodes of one synthetic item (1, or `cfg.nodes_per_graph`).
+
+    Shapes: x (N, D); adj (N, N); readout (G, N); y (G,) (G = N for nodes).
+    """
+
+    x: torch.Tensor
+    adj: torch.Tensor
+    readout: torch.Tensor | None
+    y: torch.Tensor
+    train: torch.Tensor
+    num_classes: int
+    nodes_per_item: int
+
+    @property
+    def num_items(self) -> int:
+        return len(self.y)
+
+    def pool(self, h: torch.Tensor) -> torch.Tensor:
+        """Node rows to item rows (the identity for nodes). Shapes: (N, F) -> (G, F)."""
+        return h if self.readout is None else torch.sparse.mm(self.readout, h)
+
+
+def real_view(data: Graph | GraphSet, cfg: CondenseConfig) -> RealView:
+    """The `RealView` of a node-level graph or a graph set."""
+    node = isinstance(data, Graph)
+    return RealView(
+        x=data.x,
+        adj=gcn_norm_sparse(data.edge_index, data.num_nodes),
+        readout=None if node else data.readout(),
+        y=data.y,
+        train=torch.nonzero(data.train_mask).flatten(),
+        num_classes=data.num_classes,
+        nodes_per_item=1 if node else cfg.nodes_per_graph,
+    )
+
+
+def synthetic_readout(h: torch.Tensor, n: int) -> torch.Tensor:
+    """Mean of every synthetic graph's n node rows (the identity for n = 1).
+
+    Shapes: (K n, F) -> (K, F)."""
+    return h if n == 1 else h.view(-1, n, h.shape[1]).mean(1)
+
+
+def synthetic_adjacency(
+    gen: StructureGenerator | None, x: torch.Tensor, n: int, delta: float | None = None
+) -> torch.Tensor:
+    """A' = g_φ(X') (all zeros without g_φ), binarised at `delta` by the straight-through
+    threshold when given; with n > 1, g_φ runs on each synthetic graph of n nodes alone and A'
+    is block-diagonal (no edge between two synthetic graphs).
+
+    Shapes: x (N', D) -> (N', N').
+    """
+    if gen is None:
+        return torch.zeros(x.shape[0], x.shape[0])
+    a = gen(x) if n == 1 else gen(x.view(-1, n, x.shape[1]))
+    if delta is not None:
+        a = straight_through_threshold(a, delta)
+    return a if n == 1 else torch.block_diag(*a)
+
+
+def init_synthetic(graph: Graph | GraphSet, num_syn: int, rng: np.random.Generator):
+    """Labels of the synthetic items and the real training items (nodes or graphs) they copy:
+    drawn per class without replacement (GCond's initialisation).
 
     Returns:
-        (y', index of the real nodes used).
+        (y', index of the real items used).
 
     Shapes: -> (N',), (N',).
     """
-    train = torch.nonzero(graph.train_mask).flatten()
-    alloc = allocate_per_class(graph.y[train], graph.num_classes, num_syn)
+    train, y = torch.nonzero(graph.train_mask).flatten(), graph.y
+    alloc = allocate_per_class(y[train], graph.num_classes, num_syn)
     # DEVIATION: hard labels Y'ʰ are fixed at initialisation (proportional allocation, >= 1
     # per class), as in GCond; the paper does not say whether Y'ʰ is learnt.
     ys, idx = [], []
     for c, k in enumerate(alloc):
-        pool = train[graph.y[train] == c].numpy()
+        pool = train[y[train] == c].numpy()
         pick = rng.choice(pool, int(k), replace=len(pool) < k)
         idx.append(pick)
         ys.append(np.full(int(k), c))
     return torch.from_numpy(np.concatenate(ys)), torch.from_numpy(np.concatenate(idx))
 
 
-def check_graph_for_condensation(graph: Graph, cfg: CondenseConfig) -> None:
+def check_graph_for_condensation(graph: Graph | GraphSet, cfg: CondenseConfig) -> None:
     """Refuse inputs a condenser cannot use, naming the value (one clear error)."""
-    if not isinstance(graph, Graph):
-        raise TypeError(f"graph={type(graph).__name__} is not allowed: must be a st_gcond Graph")
+    if not isinstance(graph, Graph | GraphSet):
+        raise TypeError(
+            f"graph={type(graph).__name__} is not allowed: must be a st_gcond Graph or GraphSet"
+        )
     if not isinstance(cfg, CondenseConfig):
         raise TypeError(f"cfg={type(cfg).__name__} is not allowed: must be a CondenseConfig")
     if not torch.isfinite(graph.x).all():
@@ -328,15 +427,13 @@ class _Pool:
     real_feats: list
     uses: list
     generator: torch.Generator
-    x: torch.Tensor
-    adj: torch.Tensor
+    real: RealView
     width: int
     refresh: int
 
     @classmethod
-    def make(cls, graph: Graph, size: int, width: int, refresh: int, g: torch.Generator):
-        adj = gcn_norm_sparse(graph.edge_index, graph.num_nodes)
-        pool = cls([], [], [], g, graph.x, adj, width, refresh)
+    def make(cls, real: RealView, size: int, width: int, refresh: int, g: torch.Generator):
+        pool = cls([], [], [], g, real, width, refresh)
         for _ in range(size):
             pool.weights.append(None)
             pool.real_feats.append(None)
@@ -345,14 +442,14 @@ class _Pool:
         return pool
 
     def _reinit(self, i: int) -> None:
-        w = init_feature_extractor(self.x.shape[1], self.width, self.generator)
+        w = init_feature_extractor(self.real.x.shape[1], self.width, self.generator)
         self.weights[i] = w
         with torch.no_grad():
-            self.real_feats[i] = random_gcn_features(self.x, self.adj, w)
+            self.real_feats[i] = self.real.pool(random_gcn_features(self.real.x, self.real.adj, w))
         self.uses[i] = 0
 
     def draw(self):
-        """(weights, H on all real nodes) of a uniformly drawn member; re-init after use limit.
+        """(weights, H on all real items) of a uniformly drawn member; re-init after use limit.
 
         # DEVIATION: the pool holds randomly initialised extractors re-initialised after
         # `pool_refresh` uses (the paper's "pool of re-initialised or briefly trained models"
@@ -365,14 +462,8 @@ class _Pool:
         return self.weights[i], self.real_feats[i]
 
 
-def _adjacency(gen: StructureGenerator | None, x: torch.Tensor, delta: float) -> torch.Tensor:
-    if gen is None:
-        return torch.zeros(x.shape[0], x.shape[0])
-    return straight_through_threshold(gen(x), delta)
-
-
 def krr_condense(
-    graph: Graph,
+    graph: Graph | GraphSet,
     cfg: CondenseConfig,
     rng: np.random.Generator,
     *,
@@ -387,8 +478,11 @@ def krr_condense(
     ST-GCond is `supervised=True` with everything on; KRR is `use_meta=False, alpha=0,
     beta=0`; KRR-ST is `supervised=False`, one teacher, `beta=0`.
 
+    On a `GraphSet` the items are graphs: H = mean-pooled h_θ of each real graph, H' of each
+    synthetic graph of `cfg.nodes_per_graph` nodes (A' block-diagonal), one label per graph.
+
     Args:
-        graph: The original graph (labels read on `train_mask` only).
+        graph: The original graph or graph set (labels read on `train_mask` only).
         cfg: Hyperparameters.
         rng: The only source of randomness.
         teachers: Pre-trained teachers to reuse (trained from `cfg.teachers` when None and
@@ -409,6 +503,8 @@ def krr_condense(
         raise ValueError("alpha=0 with supervised=False is not allowed: nothing to optimise")
     use_self = cfg.alpha > 0
     use_mi = cfg.beta > 0 and use_self
+    real = real_view(graph, cfg)
+    n_per = real.nodes_per_item
     tasks = (
         subtask_partition(graph.num_classes, cfg.num_subtasks, rng)
         if supervised and cfg.use_meta
@@ -428,22 +524,23 @@ def krr_condense(
     stats: dict[str, float] = {"krr_jitter_retries": 0.0, "fallback_first_order": 0.0}
     with torch_seed(seed):
         y_syn, init_idx, x_syn, gen, groups = synthetic_start(graph, cfg, rng)
-        z_t = fuse_teachers(teachers, cfg.target_dim) if use_self else None
+        z_t = real.pool(fuse_teachers(teachers, cfg.target_dim)) if use_self else None
         y_soft = nn.Parameter(z_t[init_idx].clone()) if use_self else None
         critic = MICritic(dim=cfg.target_dim, num_classes=graph.num_classes) if use_mi else None
         if use_self:
             soft = [y_soft] + (list(critic.parameters()) if use_mi else [])
             groups.append({"params": soft, "lr": cfg.lr_soft})
         opt = torch.optim.Adam(groups)
-        pool = _Pool.make(graph, cfg.pool_size, cfg.extractor_width, cfg.pool_refresh, g)
-        train = torch.nonzero(graph.train_mask).flatten()
-        onehot_real = nn.functional.one_hot(graph.y, graph.num_classes).float()
+        pool = _Pool.make(real, cfg.pool_size, cfg.extractor_width, cfg.pool_refresh, g)
+        train = real.train
+        onehot_real = nn.functional.one_hot(real.y, graph.num_classes).float()
         onehot_syn = nn.functional.one_hot(y_syn, graph.num_classes).float()
         second_order = cfg.second_order
         weights_hist = np.zeros(len(tasks) if tasks else 0)
 
         def syn_feats(x, w):
-            return random_gcn_features(x, gcn_norm_dense(_adjacency(gen, x, cfg.delta)), w)
+            adj = gcn_norm_dense(synthetic_adjacency(gen, x, n_per, cfg.delta))
+            return synthetic_readout(random_gcn_features(x, adj, w), n_per)
 
         def batch(idx: torch.Tensor) -> torch.Tensor:
             if len(idx) <= cfg.real_batch:
@@ -465,7 +562,7 @@ def krr_condense(
                     for cls in tasks:
                         cls_t = torch.as_tensor(cls)
                         s_idx = torch.nonzero(torch.isin(y_syn, cls_t)).flatten()
-                        r_idx = train[torch.isin(graph.y[train], cls_t)]
+                        r_idx = train[torch.isin(real.y[train], cls_t)]
                         r_idx = r_idx[torch.randperm(len(r_idx), generator=g)]
                         # DEVIATION: the fast step and the meta-loss use disjoint halves of
                         # the sub-task's real training nodes (MAML support/query); the fast
@@ -503,7 +600,7 @@ def krr_condense(
                 if use_self:
                     # DEVIATION: ℓ_self's query batch is drawn from all real nodes (the
                     # teachers' targets need no labels), not only the training split.
-                    b = batch(torch.arange(graph.num_nodes))
+                    b = batch(torch.arange(real.num_items))
                     pred = krr_predict(h_real[b], h_syn, y_soft, cfg.ridge, stats=stats)
                     terms["self"] = _sq_error(pred, z_t[b])
                 if use_mi:
@@ -536,7 +633,7 @@ def krr_condense(
             last = {k: float(v.detach()) for k, v in terms.items()}
 
         with torch.no_grad():
-            adj = _adjacency(gen, x_syn, cfg.delta).detach()
+            adj = synthetic_adjacency(gen, x_syn, n_per, cfg.delta).detach()
             probs = torch.softmax(critic(y_soft), 1).detach() if use_mi else None
     for k, v in last.items():
         stats[f"loss_{k}"] = v
@@ -550,6 +647,7 @@ def krr_condense(
         y=y_syn,
         num_classes=graph.num_classes,
         method=method,
+        graph_index=synthetic_graph_index(len(y_syn), n_per),
         y_soft=y_soft.detach().clone() if use_self else None,
         label_probs=probs,
         stats=stats,
@@ -558,13 +656,33 @@ def krr_condense(
     return out
 
 
-def synthetic_start(graph: Graph, cfg: CondenseConfig, rng: np.random.Generator):
-    """The synthetic graph every learnt condenser starts from: hard labels y' (n',) and the real
-    nodes they copy (n',), features X' (n', F) as a parameter, the structure generator g_φ
+def synthetic_graph_index(num_items: int, n: int) -> torch.Tensor | None:
+    """The synthetic graph of every synthetic node (None for node-level condensation, n = 1).
+
+    Shapes: -> (num_items n,)."""
+    return None if n == 1 else torch.arange(num_items).repeat_interleave(n)
+
+
+def synthetic_start(graph: Graph | GraphSet, cfg: CondenseConfig, rng: np.random.Generator):
+    """The synthetic data every learnt condenser starts from: hard labels y' (n',) and the real
+    items they copy (n',), features X' (n', F) as a parameter, the structure generator g_φ
     (None when `cfg.learn_structure` is off) and their Adam parameter groups. Call it under
-    `torch_seed` (g_φ's initial weights)."""
+    `torch_seed` (g_φ's initial weights).
+
+    On a `GraphSet`, item i is a synthetic graph of `cfg.nodes_per_graph` nodes (X' has n' times
+    as many rows) whose features copy the first nodes of real graph `init_idx[i]`, cycling
+    through them when it has fewer.
+
+    # DEVIATION: the paper does not say how synthetic graphs are initialised; this is GCond's
+    # copy-a-real-item start applied to node features, at a fixed size per graph (the notes: 8).
+    """
     y_syn, init_idx = init_synthetic(graph, cfg.num_syn, rng)
-    x_syn = nn.Parameter(graph.x[init_idx].clone())
+    if isinstance(graph, GraphSet):
+        n, start, size = cfg.nodes_per_graph, graph.ptr[init_idx], graph.ptr.diff()[init_idx]
+        nodes = start[:, None] + torch.arange(n)[None, :] % size[:, None]
+        x_syn = nn.Parameter(graph.x[nodes.flatten()].clone())
+    else:
+        x_syn = nn.Parameter(graph.x[init_idx].clone())
     gen = (
         StructureGenerator(in_dim=graph.num_features, hidden=cfg.gen_hidden)
         if cfg.learn_structure
@@ -577,7 +695,7 @@ def synthetic_start(graph: Graph, cfg: CondenseConfig, rng: np.random.Generator)
 
 
 def condense(
-    graph: Graph,
+    graph: Graph | GraphSet,
     cfg: CondenseConfig | None = None,
     rng: np.random.Generator | None = None,
     *,
@@ -586,7 +704,9 @@ def condense(
     """ST-GCond: condense `graph` into `cfg.num_syn` nodes (the full loss, eq. of §3.5).
 
     Args:
-        graph: The original graph; only training labels and the unlabelled structure are read.
+        graph: The original graph, or a `GraphSet` (graph-level: `cfg.num_syn` synthetic graphs
+            of `cfg.nodes_per_graph` nodes); only training labels and the unlabelled structure
+            are read.
         cfg: Hyperparameters (default `CondenseConfig()`); `use_meta`, `alpha`, `beta` and
             `teachers.names` switch the ablations.
         rng: The only source of randomness (default: seed 0).

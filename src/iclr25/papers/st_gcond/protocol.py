@@ -18,7 +18,7 @@ from iclr25.core.checks import Range
 from iclr25.core.config import check, configclass
 from iclr25.core.context import RunContext
 from iclr25.papers.st_gcond.baselines import CONDENSERS
-from iclr25.papers.st_gcond.data import CSBM, Graph, make_csbm
+from iclr25.papers.st_gcond.data import CSBM, Graph, GraphSet, make_csbm
 from iclr25.papers.st_gcond.method import (
     CondenseConfig,
     CondensedGraph,
@@ -61,11 +61,14 @@ def needs_teachers(arms: tuple[str, ...]) -> bool:
     return any(arm_method(a) in TEACHER_USERS for a in arms)
 
 
-def arm_config(arm: str, base: CondenseConfig, tuned: bool) -> CondenseConfig:
-    """The config of `arm`: `base` with the arm's tuned point (`tune.TUNED`, if `tuned`; an
-    ablation takes ST-GCond's) and the ablation's switch."""
+def arm_config(
+    arm: str, base: CondenseConfig, tuned: bool, table: dict[str, dict] = TUNED
+) -> CondenseConfig:
+    """The config of `arm`: `base` with the arm's tuned point (from `table`, `tune.TUNED` or
+    `tune.MOLECULE_TUNED`, if `tuned`; an ablation takes ST-GCond's) and the ablation's
+    switch."""
     method = arm_method(arm)
-    cfg = dataclasses.replace(base, **TUNED.get(method, {})) if tuned else base
+    cfg = dataclasses.replace(base, **table.get(method, {})) if tuned else base
     return ablation(cfg, arm.removeprefix("st_gcond_")) if method != arm else cfg
 
 
@@ -75,7 +78,7 @@ def run_graph(cfg: GraphConfig, ctx: RunContext) -> CSBM:
     return make_csbm(rng, num_nodes=cfg.num_nodes, b_labels_per_class=cfg.b_labels_per_class)
 
 
-def run_teachers(graph: Graph, base: CondenseConfig, ctx: RunContext) -> list[Teacher]:
+def run_teachers(graph: Graph | GraphSet, base: CondenseConfig, ctx: RunContext) -> list[Teacher]:
     """The run's teachers, pre-trained label-free on the real graph (stream "teachers")."""
     rng = np.random.default_rng(ctx.rngs.child("teachers").int_seed())
     return train_teachers(graph, base.teachers, rng)
@@ -88,13 +91,15 @@ def condense_arm(
     teachers: list[Teacher] | None,
     ctx: RunContext,
     tuned: bool = True,
+    table: dict[str, dict] = TUNED,
 ) -> CondensedGraph:
-    """Condense the run's graph with `arm` (every arm from the same stream "condense")."""
+    """Condense the run's graph (or graph set) with `arm` at its point in `table` (every arm
+    from the same stream "condense")."""
     method = arm_method(arm)
     fn = condense if method == "st_gcond" else CONDENSERS[method]
     rng = np.random.default_rng(ctx.rngs.child("condense").int_seed())
     shared = teachers if method in TEACHER_USERS else None
-    return fn(graph, arm_config(arm, base, tuned), rng, teachers=shared)
+    return fn(graph, arm_config(arm, base, tuned, table), rng, teachers=shared)
 
 
 def eval_rng(ctx: RunContext, task: str) -> np.random.Generator:

@@ -15,6 +15,13 @@ point). The claim runs use graph seeds drawn from run seeds 0-9, never these.
 # defaults (the paper reports none of them), so its grid has the same size as the baselines'.
 
 The runner is `benchmarks/tune_st_gcond.py`; it writes `benchmarks/results/st_gcond_tuning.json`.
+
+The molecules (`st_gcond.molecules`) have their own grids of the same size and choice
+(`MOLECULE_GRID`, `MOLECULE_TUNED`; `--domain molecules`, written to
+`benchmarks/results/st_gcond_tuning_molecules.json`): a point condenses the first
+`MOLECULE_TUNING_LIMIT` source molecules under the split of a tuning seed and is scored by the
+evaluation GIN trained on the condensed set, tested on the source's validation molecules (TPSA
+bins), never on the target.
 """
 
 from __future__ import annotations
@@ -27,14 +34,19 @@ import numpy as np
 import torch
 
 from iclr25.papers.st_gcond.baselines import CONDENSERS
-from iclr25.papers.st_gcond.data import CSBM, make_csbm
-from iclr25.papers.st_gcond.evaluate import EvalConfig, evaluate_condensed
+from iclr25.papers.st_gcond.data import CSBM, GraphSet, make_csbm
+from iclr25.papers.st_gcond.evaluate import (
+    EvalConfig,
+    evaluate_condensed,
+    evaluate_graph_condensed,
+)
 from iclr25.papers.st_gcond.method import (
     CondenseConfig,
     TeacherConfig,
     condense,
     train_teachers,
 )
+from iclr25.papers.st_gcond.molecules import nci_tpsa
 from iclr25.papers.st_gcond.teachers import Teacher
 
 TUNING_SEEDS = (100, 101, 102)
@@ -108,15 +120,31 @@ interior to its axis or at a declared bound), for the experiments' presets. The 
 under the threshold); GCond keeps 1,752-1,770 of the 1,770 possible edges, DosCond 718-1,077, DM
 all. Mean validation accuracy on y^A: ST-GCond 0.944, KRR 0.931, KRR-ST 0.847, GCond 0.944,
 DosCond 0.944, DM 0.956 (3 tuning graphs of 120 validation nodes: one node is 0.008)."""
+MOLECULE_TUNING_LIMIT = 1500
+"""Source molecules of the molecule tuning sets (the claim runs use all 4,984)."""
+MOLECULE_CONFIG = CondenseConfig(steps=60, num_syn=60, nodes_per_graph=8)
+"""The condensers' budget during the molecule tuning (the molecules experiment's)."""
+MOLECULE_EVAL = EvalConfig(layers=3)
+"""The evaluation GIN of the molecule tuning (the molecules experiment's)."""
+MOLECULE_GRID: dict[str, dict[str, tuple]] = {
+    m: GRID[m] for m in ("st_gcond", "krr", "krr_st", "gcond", "doscond")
+}
+"""Per condenser of the molecules experiment (no DM): `CondenseConfig` field -> values, 27
+points each; they start from the CSBM's grids.
+
+History: none yet (the first run)."""
+MOLECULE_TUNED: dict[str, dict[str, object]] = {}
+"""The chosen point of each molecule grid (`chosen` over the rows of
+`benchmarks/results/st_gcond_tuning_molecules.json`)."""
 TEACHER_USERS = ("st_gcond", "krr_st")
 """Condensers that read the pre-trained teachers (trained once per tuning graph, shared)."""
 
 
-def grid_points(method: str) -> list[dict[str, object]]:
+def grid_points(method: str, grid: dict[str, dict[str, tuple]] = GRID) -> list[dict[str, object]]:
     """Every point of `method`'s grid, in order (the first axis varies slowest)."""
-    if method not in GRID:
-        raise ValueError(f"method={method!r} is not allowed: use one of {', '.join(GRID)}")
-    axes = GRID[method]
+    if method not in grid:
+        raise ValueError(f"method={method!r} is not allowed: use one of {', '.join(grid)}")
+    axes = grid[method]
     return [dict(zip(axes, vals)) for vals in itertools.product(*axes.values())]
 
 
@@ -130,6 +158,19 @@ def tuning_graph(seed: int, num_nodes: int | None = None) -> CSBM:
     """The tuning CSBM of `seed` (`num_nodes`: another size of the same family)."""
     size = {"num_nodes": num_nodes} if num_nodes else {}
     return make_csbm(np.random.default_rng(seed), **{**TUNING_GRAPH, **size})
+
+
+@functools.lru_cache(maxsize=4)
+def tuning_molecules(seed: int) -> GraphSet:
+    """The molecule tuning set of `seed`: the first `MOLECULE_TUNING_LIMIT` source molecules
+    under the split of `seed`."""
+    return nci_tpsa(np.random.default_rng(seed), limit=MOLECULE_TUNING_LIMIT)
+
+
+@functools.lru_cache(maxsize=4)
+def tuning_molecule_teachers(seed: int, cfg: TeacherConfig) -> tuple[Teacher, ...]:
+    """The teachers of the molecule tuning set `seed`, pre-trained once per process."""
+    return tuple(train_teachers(tuning_molecules(seed), cfg, np.random.default_rng([seed, 0])))
 
 
 @functools.lru_cache(maxsize=4)
@@ -147,19 +188,27 @@ def score_point(
     seed: int,
     base: CondenseConfig = TUNING_CONFIG,
     eval_cfg: EvalConfig | None = None,
+    domain: str = "csbm",
 ) -> dict[str, float]:
-    """Condense tuning graph `seed` with `method` at `point`; the validation accuracy of the
-    evaluation GCN trained on the result, its largest predicted-class share, the condensed
-    graph's edges and the condensation's seconds (from the condenser's `stats`; shared teachers
-    are trained once per graph, outside them)."""
+    """Condense tuning graph `seed` (`domain` "molecules": molecule tuning set `seed`) with
+    `method` at `point`; the validation accuracy of the evaluation GCN (GIN) trained on the
+    result, its largest predicted-class share (CSBM only), the condensed graph's edges and the
+    condensation's seconds (from the condenser's `stats`; shared teachers are trained once per
+    graph, outside them)."""
     cfg = dataclasses.replace(base, **point)
+    fn = condense if method == "st_gcond" else CONDENSERS[method]
+    rngs = [np.random.default_rng([seed, i]) for i in (1, 2)]
+    if domain == "molecules":
+        data = tuning_molecules(seed)
+        use = method in TEACHER_USERS
+        teachers = list(tuning_molecule_teachers(seed, base.teachers)) if use else None
+        s = fn(data, cfg, rngs[0], teachers=teachers)
+        acc = evaluate_graph_condensed(data, s, eval_cfg or MOLECULE_EVAL, rngs[1], split="val")
+        return {"val_accuracy": acc, "edges": s.stats["edges"], "seconds": s.stats["seconds"]}
     data = tuning_graph(seed)
     teachers = list(tuning_teachers(seed, base.teachers)) if method in TEACHER_USERS else None
-    fn = condense if method == "st_gcond" else CONDENSERS[method]
-    s = fn(data.graph, cfg, np.random.default_rng([seed, 1]), teachers=teachers)
-    res = evaluate_condensed(
-        data.graph, s, eval_cfg or EvalConfig(), np.random.default_rng([seed, 2]), split="val"
-    )
+    s = fn(data.graph, cfg, rngs[0], teachers=teachers)
+    res = evaluate_condensed(data.graph, s, eval_cfg or EvalConfig(), rngs[1], split="val")
     return {
         "val_accuracy": res.accuracy,
         "max_pred_share": res.max_pred_share,
@@ -168,26 +217,30 @@ def score_point(
     }
 
 
-def score_rows(task: tuple[str, dict[str, object], tuple[int, ...], CondenseConfig]) -> list[dict]:
-    """The rows of one grid point, `task = (method, point, seeds, base)`, one per seed, at one
-    torch thread (the runner's unit of work)."""
-    method, point, seeds, base = task
+def score_rows(task: tuple) -> list[dict]:
+    """The rows of one grid point, `task = (method, point, seeds, base[, domain])`, one per
+    seed, at one torch thread (the runner's unit of work)."""
+    method, point, seeds, base, *domain = task
     torch.set_num_threads(1)
     return [
         {"method": method, "setting": setting(point), "point": point, "seed": seed}
-        | score_point(method, point, seed, base)
+        | score_point(method, point, seed, base, domain=domain[0] if domain else "csbm")
         for seed in seeds
     ]
 
 
-def off_centre(method: str, point: dict[str, object]) -> float:
+def off_centre(
+    method: str, point: dict[str, object], grid: dict[str, dict[str, tuple]] = GRID
+) -> float:
     """How far `point` sits from the middle of `method`'s grid: the sum over axes of the
     distance of its value's position from the axis's middle position (0: the centre)."""
-    axes = GRID[method]
+    axes = grid[method]
     return sum(abs(axes[k].index(v) - (len(axes[k]) - 1) / 2) for k, v in point.items())
 
 
-def chosen(rows: list[dict[str, object]]) -> dict[str, dict[str, object]]:
+def chosen(
+    rows: list[dict[str, object]], grid: dict[str, dict[str, tuple]] = GRID
+) -> dict[str, dict[str, object]]:
     """Per method, the point with the highest mean validation accuracy over the seeds in
     `rows` (each row: method, point, seed, val_accuracy); ties go to the point nearest the
     grid's centre (`off_centre`), then to the earlier point.
@@ -197,14 +250,14 @@ def chosen(rows: list[dict[str, object]]) -> dict[str, dict[str, object]]:
     # scores the same) and "earlier" always chose its bottom edge however far the axis slid.
     """
     best: dict[str, dict[str, object]] = {}
-    for method in GRID:
+    for method in grid:
         scores = []
-        for i, point in enumerate(grid_points(method)):
+        for i, point in enumerate(grid_points(method, grid)):
             vals = [
                 r["val_accuracy"] for r in rows if r["method"] == method and r["point"] == point
             ]
             if vals:
-                scores.append((-float(np.mean(vals)), off_centre(method, point), i, point))
+                scores.append((-float(np.mean(vals)), off_centre(method, point, grid), i, point))
         if scores:
             best[method] = min(scores, key=lambda t: t[:3])[3]
     return best
