@@ -26,6 +26,7 @@ from iclr25.papers.st_gcond.tune import (
     MOLECULE_CONFIG,
     MOLECULE_GRID,
     MOLECULE_TUNING_LIMIT,
+    MOLECULE_TUNING_SPLIT,
     TUNING_CONFIG,
     TUNING_GRAPH,
     TUNING_SEEDS,
@@ -42,7 +43,11 @@ DOMAINS = {
     "molecules": (
         MOLECULE_GRID,
         MOLECULE_CONFIG,
-        {"source": "nci_tpsa", "limit": MOLECULE_TUNING_LIMIT},
+        {
+            "source": "nci_tpsa",
+            "limit": MOLECULE_TUNING_LIMIT,
+            "split": list(MOLECULE_TUNING_SPLIT),
+        },
         OUT_MOLECULES,
     ),
 }
