@@ -52,6 +52,7 @@ from iclr25.papers.st_gcond.method import (
     real_view,
     synthetic_adjacency,
     synthetic_graph_index,
+    synthetic_propagation,
     synthetic_readout,
     synthetic_start,
 )
@@ -119,7 +120,7 @@ def kcenter_coreset(
     teachers: list[Teacher] | None = None,
 ) -> CondensedGraph:
     """Greedy k-center per class on propagated features Â²X (random first center); on a
-    `GraphSet`, on their per-graph means.
+    `GraphSet`, on the per-graph means of (I + A)²X.
 
     # DEVIATION: GCond's K-Center runs on the embeddings of a GCN trained on the full graph;
     # we use the label-free SGC features Â²X so the coreset needs no extra training.
@@ -305,7 +306,7 @@ def distribution_matching(
             w = init_feature_extractor(graph.num_features, cfg.extractor_width, g)
             with torch.no_grad():
                 h_real = real.pool(random_gcn_features(real.x, real.adj, w))
-            adj_syn = gcn_norm_dense(synthetic_adjacency(gen, x_syn, n))
+            adj_syn = synthetic_propagation(synthetic_adjacency(gen, x_syn, n), n)
             h_syn = synthetic_readout(random_gcn_features(x_syn, adj_syn, w), n)
             loss = torch.zeros(())
             for c in range(graph.num_classes):

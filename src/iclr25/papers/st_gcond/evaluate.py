@@ -497,8 +497,8 @@ def evaluate_graph_transfer(
     tuned = train_gin(*_graphs(train), train.y, 2, cfg, rng, init=encoder)
     with torch.no_grad():
         score = torch.softmax(tuned(*_graphs(test)), 1)[:, 1].numpy()
-        z_train = encoder.embed(*_graphs(train)).numpy()
-        z_test = encoder.embed(*_graphs(test)).numpy()
+        z = encoder.embed(*_graphs(target)).numpy()  # one batch: one normalisation
+    z_train, z_test = z[target.train_mask.numpy()], z[target.test_mask.numpy()]
     probe = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
     probe.fit(z_train, train.y.numpy())
     return TransferAUC(
