@@ -10,9 +10,9 @@ from iclr25.papers.st_gcond.tune import (
     GRID,
     MOLECULE_CONFIG,
     MOLECULE_GRID,
+    MOLECULE_TUNED,
     TUNED,
     TUNING_CONFIG,
-    TUNING_GRAPH,
     TUNING_SEEDS,
     chosen,
     grid_points,
@@ -90,19 +90,25 @@ def test_the_runner_reuses_rows_and_runs_only_new_points(benchmark_script, tmp_p
         script.main(["--methods", "krr", "--out", str(out), "--reuse", "--jobs", "1"])
 
 
-def test_the_committed_grid_is_complete_and_every_choice_interior(benchmark_script):
-    data = json.loads(benchmark_script("tune_st_gcond").OUT.read_text())
+@pytest.mark.parametrize("domain", ["csbm", "molecules"])
+def test_the_committed_grid_is_complete_and_every_choice_interior(benchmark_script, domain):
+    script = benchmark_script("tune_st_gcond")
+    grid, _, graph, out = script.DOMAINS[domain]
+    tuned = TUNED if domain == "csbm" else MOLECULE_TUNED
+    data = json.loads(out.read_text())
     assert data["settings"]["seeds"] == list(TUNING_SEEDS)
-    assert data["settings"]["graph"] == TUNING_GRAPH
+    assert data["settings"]["graph"] == graph
     assert not set(TUNING_SEEDS) & set(range(10))  # the claim seeds
-    assert data["settings"]["grid"] == json.loads(json.dumps(GRID))
+    assert data["settings"]["grid"] == json.loads(json.dumps(grid))
     got = sorted((r["method"], r["setting"], r["seed"]) for r in data["rows"])
-    want = sorted((m, setting(p), s) for m in GRID for p in grid_points(m) for s in TUNING_SEEDS)
+    want = sorted(
+        (m, setting(p), s) for m in grid for p in grid_points(m, grid) for s in TUNING_SEEDS
+    )
     assert got == want
-    assert chosen(data["rows"]) == TUNED == data["settings"]["chosen"]
-    for method, point in TUNED.items():
+    assert chosen(data["rows"], grid) == tuned == data["settings"]["chosen"]
+    for method, point in tuned.items():
         for key, value in point.items():
-            axis = sorted(GRID[method][key])
+            axis = sorted(grid[method][key])
             bound = AXIS_BOUNDS.get((method, key))
             assert axis[0] < value < axis[-1] or value == bound, (method, key, value, axis)
     assert all(b in (min(GRID[m][k]), max(GRID[m][k])) for (m, k), b in AXIS_BOUNDS.items())

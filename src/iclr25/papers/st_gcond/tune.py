@@ -129,22 +129,46 @@ MOLECULE_CONFIG = CondenseConfig(steps=60, num_syn=60, nodes_per_graph=8)
 """The condensers' budget during the molecule tuning (the molecules experiment's)."""
 MOLECULE_EVAL = EvalConfig(layers=3)
 """The evaluation GIN of the molecule tuning (the molecules experiment's)."""
-_KRR_MOLECULES = {**_KRR, "lr_adj": (0.0001, 0.001, 0.01)}
 MOLECULE_GRID: dict[str, dict[str, tuple]] = {
-    "st_gcond": _KRR_MOLECULES,
-    "krr": _KRR_MOLECULES,
-    "krr_st": _KRR_MOLECULES,
-    "gcond": GRID["gcond"],
-    "doscond": GRID["doscond"],
+    "st_gcond": {
+        "lr_feat": (0.003, 0.01, 0.03),
+        "lr_adj": (0.0001, 0.001, 0.01),
+        "ridge": (1.0, 10.0, 100.0),
+    },
+    "krr": {
+        "lr_feat": (0.01, 0.03, 0.1),
+        "lr_adj": (0.001, 0.01, 0.1),
+        "ridge": (1.0, 10.0, 100.0),
+    },
+    "krr_st": {
+        "lr_feat": (0.03, 0.1, 0.3),
+        "lr_adj": (0.00001, 0.0001, 0.001),
+        "ridge": (1.0, 10.0, 100.0),
+    },
+    "gcond": {
+        "lr_feat": (0.003, 0.01, 0.03),
+        "lr_adj": (0.001, 0.01, 0.1),
+        "gm_outer": (2, 5, 10),
+    },
+    "doscond": {
+        "lr_feat": (0.01, 0.03, 0.1),
+        "lr_adj": (0.00001, 0.0001, 0.001),
+        "gm_hidden": (16, 32, 64),
+    },
 }
 """Per condenser of the molecules experiment (no DM): `CondenseConfig` field -> values, 27
-points each. They start from the CSBM's grids, except the KRR family's g_φ learning rate,
-which starts where GCond's and DosCond's do (1e-4 to 1e-2): on the CSBM axis (1e-6 to 1e-4)
-no pair of synthetic nodes ever crosses the threshold δ in 60 steps (a first pass scored every
-value the same, with no bond in any synthetic molecule), and a molecule without bonds is not
-one.
+points each, every method on its own grid.
 
-History: none yet (the first run)."""
+History (the rows of every point still on a grid are kept in
+`benchmarks/results/st_gcond_tuning_molecules.json`). The grids started from the CSBM's, with
+the KRR family sharing one, except its g_φ learning rate, which started where GCond's and
+DosCond's do (1e-4 to 1e-2): on the CSBM axis (1e-6 to 1e-4) no pair of synthetic nodes ever
+crossed the threshold δ in 60 steps, and a molecule without bonds is not one. The first full
+pass left optima on edges in different directions for the three KRR condensers, so each got
+its own grid, and every axis whose best value sat on an edge slid one step: ST-GCond's lr_feat
+down and ridge up; KRR's lr_adj and ridge up; KRR-ST's lr_feat and ridge up, lr_adj down;
+GCond's lr_feat down and lr_adj up (its matching steps stay at their bound 2); DosCond's lr_feat,
+lr_adj and width down."""
 MOLECULE_TUNED: dict[str, dict[str, object]] = {}
 """The chosen point of each molecule grid (`chosen` over the rows of
 `benchmarks/results/st_gcond_tuning_molecules.json`)."""
