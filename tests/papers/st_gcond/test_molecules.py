@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from iclr25.papers.st_gcond import CondenseConfig, TeacherConfig, condense
+from iclr25.papers.st_gcond import condense
 from iclr25.papers.st_gcond.baselines import CONDENSERS
 from iclr25.papers.st_gcond.data import GraphSet
 from iclr25.papers.st_gcond.evaluate import (
@@ -59,21 +59,8 @@ def toy():
 
 
 @pytest.fixture
-def graph_cfg():
-    return CondenseConfig(
-        num_syn=6,
-        nodes_per_graph=3,
-        steps=3,
-        num_subtasks=1,
-        extractor_width=16,
-        pool_size=2,
-        gen_hidden=8,
-        target_dim=8,
-        real_batch=8,
-        teachers=TeacherConfig(names=("mae",), hidden=8, epochs=2),
-        gm_outer=2,
-        gm_model_steps=1,
-    )
+def graph_cfg(fast_cfg):
+    return dataclasses.replace(fast_cfg, num_syn=6, nodes_per_graph=3, steps=3, num_subtasks=1)
 
 
 def test_a_graph_set_checks_its_layout_and_slices_and_pools_graphs(toy):

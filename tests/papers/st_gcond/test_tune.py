@@ -52,6 +52,18 @@ def test_chosen_takes_the_highest_mean_then_the_most_central_then_the_earlier_po
     assert chosen(rows)["krr"] == p[9]
 
 
+def test_the_one_se_rule_takes_the_most_central_point_within_one_standard_error():
+    p = grid_points("krr")
+    rows = [{"method": "krr", "point": p[0], "val_accuracy": v} for v in (0.5, 0.7, 0.6)]
+    rows += [{"method": "krr", "point": p[13], "val_accuracy": v} for v in (0.55, 0.56, 0.57)]
+    rows += [{"method": "krr", "point": p[4], "val_accuracy": v} for v in (0.40, 0.41, 0.42)]
+    assert chosen(rows) == {"krr": p[0]}  # the plain maximum: a corner
+    # p[0]: mean 0.6, one standard error 0.058; p[13] (0.56) is within it and central
+    assert chosen(rows, one_se=True) == {"krr": p[13]}
+    rows = [r for r in rows if r["point"] != p[13]]
+    assert chosen(rows, one_se=True) == {"krr": p[0]}  # p[4] is too far below
+
+
 def test_a_point_is_scored_on_validation_nodes_deterministically():
     base = dataclasses.replace(TUNING_CONFIG, steps=2, extractor_width=16, real_batch=64)
     point = grid_points("krr")[4]
@@ -105,7 +117,8 @@ def test_the_committed_grid_is_complete_and_every_choice_interior(benchmark_scri
         (m, setting(p), s) for m in grid for p in grid_points(m, grid) for s in TUNING_SEEDS
     )
     assert got == want
-    assert chosen(data["rows"], grid) == tuned == data["settings"]["chosen"]
+    assert chosen(data["rows"], grid, one_se=domain == "molecules") == tuned
+    assert tuned == data["settings"]["chosen"]
     for method, point in tuned.items():
         for key, value in point.items():
             axis = sorted(grid[method][key])

@@ -2,13 +2,18 @@
 ICLR 2025; OpenReview wYWJFLQov9; official code RingBDStack/ST-GCond, not reachable here).
 
 - `data`: `Graph` (features, undirected edge_index, labels, train/val/test masks) and
+  `GraphSet` (a graph-classification set as the disjoint union of its graphs; every condenser
+  takes one and makes `num_syn` synthetic graphs of `nodes_per_graph` nodes) and
   `make_csbm`, the seeded contextual SBM: y^A (the condensation task) and an independent y^B
   (both shift the feature means and make edges likelier; 20 labels per y^B class for the
   downstream task), 10 % of edges held out with as many sampled non-edges (link prediction).
+- `molecules`: `nci_tpsa` (source: NCI-5K by TPSA bins) and `chembl2321810` (target:
+  activity at pIC50 >= 7), read from the installed rdkit wheel.
 - `gnn`: GCN normalisation (sparse real graph, dense differentiable synthetic graph), the
-  evaluation `GCN`, random 2-layer GCN feature extractors h_θ, `StructureGenerator` g_φ (pair
-  MLP, symmetric, zero diagonal), `straight_through_threshold` (binary forward at δ, identity
-  backward), `krr_predict` (Cholesky KRR, relative ridge, counted jitter retries).
+  evaluation `GCN` and the graph-level `GIN`, random 2-layer GCN feature extractors h_θ,
+  `StructureGenerator` g_φ (pair MLP, symmetric, zero diagonal), `straight_through_threshold`
+  (binary forward at δ, identity backward), `krr_predict` (Cholesky KRR, relative ridge,
+  counted jitter retries).
 - `teachers`: `pretrain_teachers` (torch_geometric `DeepGraphInfomax` and `GAE`, and a
   GraphMAE-style `MaskedFeatureAutoencoder` written here; pre-trained label-free before
   condensation) and `fuse_teachers` (Z_T = Σ_m a_m P_m f_m by block PCA, equal weights).
@@ -33,9 +38,11 @@ ICLR 2025; OpenReview wYWJFLQov9; official code RingBDStack/ST-GCond, not reacha
   on S's hard labels and, where S has them, its soft targets through a regression head; or its
   random initialisation for the from-scratch arm): `evaluate_transfer` (T2, fine-tuned),
   `evaluate_probe` (T2, a linear probe on frozen embeddings), `evaluate_link_prediction` (T3)
-  and `evaluate_clustering` (T4).
-- `tune`: equal-size grids of every learnt condenser and the committed choice `TUNED`
-  (`benchmarks/tune_st_gcond.py`); `protocol`: what the experiments share.
+  and `evaluate_clustering` (T4); at the graph level `pretrain_gin`, `evaluate_graph_transfer`
+  (fine-tuned and probe ROC-AUC on a target set) and `evaluate_graph_condensed`.
+- `tune`: equal-size grids of every learnt condenser and the committed choice `TUNED`, and the
+  molecules' own `MOLECULE_GRID` / `MOLECULE_TUNED` (`benchmarks/tune_st_gcond.py`);
+  `protocol`: what the experiments share.
 
     >>> import numpy as np
     >>> from iclr25.papers.st_gcond import make_csbm, condense, CondenseConfig, EvalConfig
@@ -44,21 +51,15 @@ ICLR 2025; OpenReview wYWJFLQov9; official code RingBDStack/ST-GCond, not reacha
     >>> s = condense(data.graph, CondenseConfig(steps=60), np.random.default_rng(1))
     >>> evaluate_condensed(data.graph, s, EvalConfig(), np.random.default_rng(2)).accuracy
 
-Experiments: `st_gcond.cross_task` (the headline), `st_gcond.single_task` and `st_gcond.digits`
-(the single task on scikit-learn's digits as a kNN graph, `data.make_digits_graph`). Docs,
-claims and results: docs/papers/st_gcond.md.
+Experiments: `st_gcond.cross_task` (the headline), `st_gcond.single_task`, `st_gcond.digits`
+(the single task on scikit-learn's digits as a kNN graph, `data.make_digits_graph`) and
+`st_gcond.molecules` (cross-dataset at the graph level on real molecules). Docs, claims and
+results: docs/papers/st_gcond.md.
 
-What remains (issue 27), exactly:
-
-1. `experiments/molecules.py` (cross-dataset): NCI first_5K with TPSA bins from rdkit's wheel
-   as source, CHEMBL2321810 or WEHI PAINS as target; a GIN and a graph-level condenser;
-   rdkit dry-run first (ground check: 32 MB wheel, +161 MB).
-2. Tuning at the notes' 300 condensation steps (the grids ran at 60, the budget the presets
-   use; a full grid at 300 steps takes about 40 minutes of two cores).
-
-Needs the `graph` extra (torch_geometric 2.8.1) for the "dgi" and "gae" teachers only, and the
-`tabular` extra (scikit-learn) for T2's probe, T3 and T4; the "mae" teacher, every condenser and
-the other evaluations run on torch alone.
+Needs the `graph` extra (torch_geometric 2.8.1) for the "dgi" and "gae" teachers and rdkit
+2026.9.1 for the molecule sets, and the `tabular` extra (scikit-learn) for T2's probe, T3, T4
+and the graph-level ROC-AUC; the "mae" teacher, every condenser and the other evaluations run
+on torch alone.
 """
 
 from iclr25.core.experiment import PaperInfo
@@ -72,21 +73,25 @@ from iclr25.papers.st_gcond.baselines import (
     krr_st,
     random_coreset,
 )
-from iclr25.papers.st_gcond.data import CSBM, Graph, make_csbm
+from iclr25.papers.st_gcond.data import CSBM, Graph, GraphSet, make_csbm
 from iclr25.papers.st_gcond.evaluate import (
     EvalConfig,
     EvalResult,
     evaluate_clustering,
     evaluate_condensed,
+    evaluate_graph_condensed,
+    evaluate_graph_transfer,
     evaluate_link_prediction,
     evaluate_probe,
     evaluate_transfer,
     evaluate_whole,
     frozen_embeddings,
     pretrain_encoder,
+    pretrain_gin,
     train_gcn,
+    train_gin,
 )
-from iclr25.papers.st_gcond.gnn import krr_predict, straight_through_threshold
+from iclr25.papers.st_gcond.gnn import GIN, krr_predict, straight_through_threshold
 from iclr25.papers.st_gcond.method import (
     CondenseConfig,
     CondensedGraph,
@@ -115,6 +120,7 @@ PAPER = PaperInfo(
 __all__ = [
     "CONDENSERS",
     "CSBM",
+    "GIN",
     "PAPER",
     "TEACHERS",
     "CondenseConfig",
@@ -122,6 +128,7 @@ __all__ = [
     "EvalConfig",
     "EvalResult",
     "Graph",
+    "GraphSet",
     "Teacher",
     "TeacherConfig",
     "ablation",
@@ -131,6 +138,8 @@ __all__ = [
     "doscond",
     "evaluate_clustering",
     "evaluate_condensed",
+    "evaluate_graph_condensed",
+    "evaluate_graph_transfer",
     "evaluate_link_prediction",
     "evaluate_probe",
     "evaluate_transfer",
@@ -146,8 +155,10 @@ __all__ = [
     "make_csbm",
     "mutual_information",
     "pretrain_encoder",
+    "pretrain_gin",
     "pretrain_teachers",
     "random_coreset",
     "straight_through_threshold",
     "train_gcn",
+    "train_gin",
 ]

@@ -66,9 +66,10 @@ class EvalResult:
     max_pred_share: float
 
 
-def evaluation_gcn(in_dim: int, num_classes: int, cfg: EvalConfig) -> GCN:
-    """A fresh evaluation GCN (weights from torch's global generator: call under `torch_seed`)."""
-    return GCN(
+def evaluation_gcn(in_dim: int, num_classes: int, cfg: EvalConfig, arch=GCN) -> GCN:
+    """A fresh evaluation GCN (`arch=GIN`: the graph-level GIN) with `cfg`'s width, layers and
+    dropout (weights from torch's global generator: call under `torch_seed`)."""
+    return arch(
         in_dim=in_dim,
         hidden=cfg.hidden,
         out_dim=num_classes,
@@ -364,24 +365,13 @@ def train_gin(
     """
     seed = int(rng.integers(2**62))
     with torch_seed(seed):  # init and dropout draw from torch's global generator
-        model = evaluation_gin(x.shape[1], num_classes, cfg)
+        model = evaluation_gcn(x.shape[1], num_classes, cfg, GIN)
         if init is not None:
             model.mlps.load_state_dict(init.mlps.state_dict())
             model.norms.load_state_dict(init.norms.state_dict())
         idx = torch.arange(len(y))
         _fit(model, lambda: model.embed(x, adj, readout), model.head, y, idx, cfg, soft, cfg.hidden)
     return model
-
-
-def evaluation_gin(in_dim: int, num_classes: int, cfg: EvalConfig) -> GIN:
-    """A fresh evaluation GIN (weights from torch's global generator: call under `torch_seed`)."""
-    return GIN(
-        in_dim=in_dim,
-        hidden=cfg.hidden,
-        out_dim=num_classes,
-        layers=cfg.layers,
-        dropout=cfg.dropout,
-    )
 
 
 def _graphs(data: GraphSet) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -405,7 +395,7 @@ def pretrain_gin(
     """
     if condensed is None:
         with torch_seed(int(rng.integers(2**62))):
-            return evaluation_gin(source.num_features, source.num_classes, cfg).eval()
+            return evaluation_gcn(source.num_features, source.num_classes, cfg, GIN).eval()
     if condensed.x.shape[1] != source.num_features:
         raise ValueError(
             f"condensed.x has {condensed.x.shape[1]} features: the source has {source.num_features}"
