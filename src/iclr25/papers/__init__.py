@@ -97,7 +97,7 @@ PAPERS: dict[str, PaperEntry] = {
     ),
     "st_gcond": PaperEntry(
         title="Self-supervised and transferable graph dataset condensation (Yang et al.)",
-        experiments=("cross_task", "single_task", "digits"),
+        experiments=("cross_task", "single_task", "digits", "molecules"),
         extras=("graph", "tabular"),
     ),
     "sbsc": PaperEntry(

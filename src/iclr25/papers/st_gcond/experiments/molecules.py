@@ -109,12 +109,26 @@ PAPER_WORSE = (
     "motivating finding)"
 )
 
+_QUICK_FT = (
+    "fine-tuned on the 100 labelled target molecules, every arm lands within 0.01 of scratch's "
+    "ROC-AUC on average (0.830-0.848 against 0.844) and the seeds differ by up to 0.04 either "
+    "way; 400 source molecules, 3 seeds"
+)
 EXPECT: dict[str, dict[str, object]] = {
-    "st_gcond_above_scratch_finetune_auc": {"quick": "reproduced", "full": "reproduced"},
-    "st_gcond_above_scratch_probe_auc": {"quick": "reproduced", "full": "reproduced"},
-    "st_gcond_vs_krr_st": {"quick": "reproduced", "full": "reproduced"},
-    "doscond_below_scratch_finetune_auc": {"quick": "reproduced", "full": "reproduced"},
+    "st_gcond_above_scratch_finetune_auc": {"quick": ("inconclusive", _QUICK_FT)},
+    "st_gcond_above_scratch_probe_auc": {
+        "quick": (
+            "inconclusive",
+            "the probe on ST-GCond's frozen GIN is below the untrained GIN's on every seed of 3 "
+            "(0.820, 0.822, 0.799 against 0.846, 0.837, 0.811), but with 3 seeds the 95% t "
+            "interval of the difference includes 0",
+        ),
+    },
+    "st_gcond_vs_krr_st": {"quick": ("inconclusive", _QUICK_FT)},
+    "doscond_below_scratch_finetune_auc": {"quick": ("inconclusive", _QUICK_FT)},
 }
+for _k in EXPECT:  # provisional until the full preset has run
+    EXPECT[_k]["full"] = ("inconclusive", "provisional: as at the quick preset")
 """The expected verdict of every claim per preset (written after running each preset)."""
 
 CLAIMS = (
