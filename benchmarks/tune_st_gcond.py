@@ -2,7 +2,8 @@
 
 Runs every grid point on the tuning graphs (seeds disjoint from the claims') and writes
 `benchmarks/results/st_gcond_tuning.json`: one row per method, point and seed, and the chosen
-point per method (the highest mean validation accuracy).
+point per method (the highest mean validation accuracy; for the molecules, the most central
+point within one standard error of it).
 
     python benchmarks/tune_st_gcond.py --jobs 2
     python benchmarks/tune_st_gcond.py --jobs 2 --reuse   # after widening an axis

@@ -271,13 +271,13 @@ def score_point(
 
 
 def score_rows(task: tuple) -> list[dict]:
-    """The rows of one grid point, `task = (method, point, seeds, base[, domain])`, one per
-    seed, at one torch thread (the runner's unit of work)."""
-    method, point, seeds, base, *domain = task
+    """The rows of one grid point, `task = (method, point, seeds, base, domain)`, one per seed,
+    at one torch thread (the runner's unit of work)."""
+    method, point, seeds, base, domain = task
     torch.set_num_threads(1)
     return [
         {"method": method, "setting": setting(point), "point": point, "seed": seed}
-        | score_point(method, point, seed, base, domain=domain[0] if domain else "csbm")
+        | score_point(method, point, seed, base, domain=domain)
         for seed in seeds
     ]
 
