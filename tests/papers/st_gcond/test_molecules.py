@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+from iclr25.core.config import ConfigError
 from iclr25.papers.st_gcond import condense
 from iclr25.papers.st_gcond.baselines import CONDENSERS
 from iclr25.papers.st_gcond.data import GraphSet
@@ -16,6 +17,7 @@ from iclr25.papers.st_gcond.evaluate import (
     evaluate_graph_transfer,
     pretrain_gin,
 )
+from iclr25.papers.st_gcond.experiments.molecules import MoleculesConfig
 from iclr25.papers.st_gcond.gnn import GIN, StructureGenerator
 from iclr25.papers.st_gcond.method import krr_condense
 from iclr25.papers.st_gcond.molecules import (
@@ -158,3 +160,12 @@ def test_the_cross_dataset_evaluation_scores_every_arm(toy, graph_cfg):
         evaluate_graph_transfer(enc, toy, cfg, np.random.default_rng(2))
     with pytest.raises(ValueError, match="split='train'"):
         evaluate_graph_condensed(toy, s, cfg, np.random.default_rng(3), split="train")
+
+
+def test_the_molecules_config_refuses_sets_too_small_for_their_splits():
+    with pytest.raises(ConfigError, match="target_limit=50 is not allowed"):
+        MoleculesConfig(target_limit=50)
+    with pytest.raises(ConfigError, match="source_limit=30"):
+        MoleculesConfig(source_limit=30, num_bins=8)
+    with pytest.raises(ConfigError, match="threshold"):
+        MoleculesConfig(threshold=-1.0)

@@ -12,7 +12,7 @@ import numpy as np
 
 from iclr25.core.checks import Range
 from iclr25.core.claims import Claim
-from iclr25.core.config import configclass
+from iclr25.core.config import check, configclass
 from iclr25.core.context import RunContext
 from iclr25.core.experiment import Experiment, Metric
 from iclr25.papers.st_gcond import plots
@@ -55,7 +55,7 @@ class MoleculesConfig:
     atoms)."""
     num_bins: Annotated[int, Range(2, None)] = 6
     """TPSA bins, the source's classes (6: 3 sub-tasks of 2 classes)."""
-    threshold: float = 7.0
+    threshold: Annotated[float, Range(0, None)] = 7.0
     """pIC50 at or above which a target compound is active."""
     num_labelled: Annotated[int, Range(4, None)] = 100
     """Labelled target molecules for fine-tuning (the notes: about 100)."""
@@ -74,6 +74,11 @@ class MoleculesConfig:
 
     def __post_init__(self) -> None:
         check_arms(self.methods, ARMS)
+        lim = self.source_limit
+        check(lim is None or lim >= 4 * self.num_bins, "source_limit", lim, ">= 4 * num_bins")
+        lim = self.target_limit
+        need = 2 * self.num_labelled
+        check(lim is None or lim >= need, "target_limit", lim, f">= 2 * num_labelled ({need})")
 
 
 PRESETS = {
