@@ -116,6 +116,13 @@ def test_best_checkpoint_selection(scenes, monkeypatch):
     res = train(init_model(0, features=16), scenes[:2], scenes[2:], cfg, np.random.default_rng(0))
     # the tie at 0.9 (steps 6 and 10) goes to the lower reprojection (4.0 at step 6, 6.0)
     assert res.best_step == 6 and res.best_score == 0.9
+    # the variant rule (ESFM's: lowest validation reprojection) keeps step 4's weights
+    assert res.best_reprojection_step == 4
+    acc, rep = iter([0.0, 0.1, 0.2]), iter([1.0] * 3)  # at4 keeps its last step
+    at4 = train(init_model(0, features=16), scenes[:2], scenes[2:],
+                TrainConfig(steps=4, **kw), np.random.default_rng(0))  # fmt: skip
+    for k, v in at4.model.state_dict().items():
+        assert torch.equal(res.best_reprojection_state[k], v), k
     # a flat accuracy (a head that flags nothing) is decided by the reprojection loss
     acc, rep = iter([0.7] * 6), iter([5.0, 4.0, 3.0, 2.0, 1.0, 6.0])
     flat = train(init_model(0, features=16), scenes[:2], scenes[2:], cfg, np.random.default_rng(0))
@@ -133,6 +140,7 @@ def test_best_checkpoint_selection(scenes, monkeypatch):
     esfm = train(init_model(0, features=16, outlier_head=False), scenes[:2], scenes[2:], cfg,
                  np.random.default_rng(0))  # fmt: skip
     assert esfm.best_step == 4 and esfm.best_score == 1.0
+    assert esfm.best_reprojection_state is None and esfm.best_reprojection_step is None
 
 
 def test_evaluate_reports_accuracy_only_with_a_head(scenes):

@@ -190,6 +190,7 @@ Needs the `sfm` extra (pycolmap 4.2.1) for `bundle_adjust_pycolmap` (the pipelin
 BA; `PipelineSettings(ba_solver="scipy")` runs without it) and for `classical`.
 """
 
+from iclr25.core.experiment import PaperInfo
 from iclr25.papers.robust_sfm.ba import (
     BA_LOSSES,
     BAResult,
@@ -251,6 +252,16 @@ from iclr25.papers.robust_sfm.pipeline import (
     predict_outliers,
     reconstruct,
 )
+from iclr25.papers.robust_sfm.protocol import (
+    METHODS,
+    MISSING_DEG,
+    REGIMES,
+    SceneSpec,
+    outlier_type_scores,
+    regime_scene,
+    run_methods,
+    score_state,
+)
 from iclr25.papers.robust_sfm.training import (
     Batch,
     TrainConfig,
@@ -262,10 +273,27 @@ from iclr25.papers.robust_sfm.training import (
     train,
 )
 
+PAPER = PaperInfo(
+    slug="robust_sfm",
+    title="RESfM: Robust Deep Equivariant Structure from Motion",
+    authors="Fadi Khatib, Yoni Kasten, Dror Moran, Meirav Galun, Ronen Basri",
+    venue="ICLR 2025",
+    url="https://openreview.net/forum?id=wldwEhQ7cl",
+    code="FadiKhatib/resfm (MIT; only its README and RESFM_Learning.conf were readable here)",
+    summary="A permutation-equivariant set-of-sets network over the sparse camera x track "
+    "matrix that predicts cameras, points and a per-entry outlier probability; inference "
+    "deletes predicted outliers, fine-tunes per scene without supervision and runs a robust "
+    "bundle adjustment.",
+)
+
 __all__ = [
     "BA_LOSSES",
     "LAYOUTS",
+    "METHODS",
+    "MISSING_DEG",
     "OUTLIER_TYPES",
+    "PAPER",
+    "REGIMES",
     "AlignedCameras",
     "BAResult",
     "Batch",
@@ -277,6 +305,7 @@ __all__ = [
     "PipelineSettings",
     "RESfMNet",
     "Scene",
+    "SceneSpec",
     "SetOfSetsLayer",
     "SfMOutput",
     "SfMState",
@@ -301,10 +330,12 @@ __all__ = [
     "load_tracks",
     "make_scene",
     "outlier_scores",
+    "outlier_type_scores",
     "predict_outliers",
     "project",
     "project_entries",
     "reconstruct",
+    "regime_scene",
     "registered_cameras",
     "reprojection_errors",
     "reprojection_loss",
@@ -313,8 +344,10 @@ __all__ = [
     "rotation_errors_deg",
     "run_colmap",
     "run_glomap",
+    "run_methods",
     "sample_block",
     "save_tracks",
+    "score_state",
     "train",
     "translation_errors",
     "triangulate_all",

@@ -156,6 +156,10 @@ class TrainResult:
             train_loss (mean since the last validation), lr.
         losses: the training loss of every step, (steps,).
         seconds: wall time.
+        best_reprojection_state: RESfM only: the weights (a state dict) of the validated
+            checkpoint with the lowest validation reprojection loss, ESFM's rule (a variant of
+            the official accuracy rule; `load_state_dict` it into a copy of `model`).
+        best_reprojection_step: its step.
     """
 
     model: RESfMNet
@@ -164,6 +168,8 @@ class TrainResult:
     history: list[dict[str, float]] = field(default_factory=list)
     losses: np.ndarray = field(default_factory=lambda: np.zeros(0))
     seconds: float = 0.0
+    best_reprojection_state: dict | None = None
+    best_reprojection_step: int | None = None
 
 
 def init_model(seed: int, **kwargs) -> RESfMNet:
@@ -334,6 +340,7 @@ def train(
     if resfm and "accuracy" not in metrics:
         raise ValueError("RESfM validation needs outlier labels: a val scene has is_outlier=None")
     best = (score(metrics), 0, copy.deepcopy(model.state_dict()))
+    best_rep = (metrics["reprojection"], 0, best[2])
     history.append({"step": 0, **_prefix(metrics), "lr": cfg.lr})
     losses = np.empty(cfg.steps)
     since = 0
@@ -363,11 +370,15 @@ def train(
             since = step
             if score(metrics) > best[0]:
                 best = (score(metrics), step, copy.deepcopy(model.state_dict()))
+            if resfm and metrics["reprojection"] < best_rep[0]:
+                best_rep = (metrics["reprojection"], step, copy.deepcopy(model.state_dict()))
     model.load_state_dict(best[2])
     best_score = best[0][0] if resfm else -best[0][0]
     return TrainResult(
         model=model, best_step=best[1], best_score=best_score, history=history,
         losses=losses, seconds=time.perf_counter() - t0,
+        best_reprojection_state=best_rep[2] if resfm else None,
+        best_reprojection_step=best_rep[1] if resfm else None,
     )  # fmt: skip
 
 
