@@ -5,6 +5,7 @@ budget of `robust_sfm.outliers` and writes `benchmarks/results/robust_sfm_tuning
 per network, learning rate and seed, and the chosen learning rate per network.
 
     python benchmarks/tune_robust_sfm.py --jobs 2
+    python benchmarks/tune_robust_sfm.py --jobs 2 --reuse   # after widening a grid
     python benchmarks/tune_robust_sfm.py --smoke --out ''   # one point, 2 steps, nothing written
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -25,16 +27,18 @@ from iclr25.papers.robust_sfm.tune import GRID, TUNING_SEEDS, chosen, score_poin
 OUT = Path(__file__).resolve().parent / "results" / "robust_sfm_tuning.json"
 
 
-def _point(task):
-    return score_point(*task)
-
-
 def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(prog="tune_robust_sfm", description=__doc__.split("\n\n")[0])
     p.add_argument("--seeds", default=",".join(map(str, TUNING_SEEDS)), help="tuning seeds")
     p.add_argument("--jobs", type=int, default=1, help="points in parallel (1 thread each)")
     p.add_argument("--out", default=str(OUT), help="JSON file to write ('' for none)")
     p.add_argument("--smoke", action="store_true", help="one point, one seed, 2 steps (tests)")
+    p.add_argument(
+        "--reuse",
+        action="store_true",
+        help="keep the rows of the existing --out file (same config and seeds) still on the "
+        "grid and run only the points it lacks (after widening a grid)",
+    )
     args = p.parse_args(argv)
     seeds = tuple(int(s) for s in args.seeds.split(","))
     if set(seeds) & set(range(10)):
@@ -44,14 +48,28 @@ def main(argv: list[str] | None = None) -> dict:
     if args.smoke:
         cfg = dataclasses.replace(PRESETS["smoke"], steps=2, regimes=("clean",))
         tasks = [(cfg, "resfm", GRID["resfm"][0], seeds[0])]
+    rows, batches = [], []
+    if args.reuse and args.out and Path(args.out).exists():
+        data = json.loads(Path(args.out).read_text())
+        old = data["settings"]
+        if (old["config"], old["seeds"]) != (json.loads(json.dumps(to_dict(cfg))), list(seeds)):
+            p.error(f"--reuse: {args.out} was run with another config or other seeds")
+        rows = [r for r in data["rows"] if r["lr"] in GRID[r["network"]]]
+        done = {(r["network"], r["lr"], r["seed"]) for r in rows}
+        # a file from before batches were recorded: its one batch is the whole file
+        git = {k: v for k, v in old.items() if k.startswith("git_")}
+        first = {"points": sorted(map(list, done)), **git, "load": data["load"]}
+        batches = old.get("batches", [first])
+        tasks = [t for t in tasks if t[1:] not in done]
     load_before = load_average()
-    rows = []
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        for row in pool.map(_point, tasks):
+        for row in pool.map(score_point, *zip(*tasks, strict=True)) if tasks else ():
             rows.append(row)
             print(row["network"], row["lr"], row["seed"], round(row["score"], 4), flush=True)
     best = chosen(rows)
     git = {k: v for k, v in envinfo().items() if k.startswith("git_")}
+    load = {"before": load_before, "after": load_average()}
+    batches.append({"points": [list(t[1:]) for t in tasks], **git, "load": load})
     return bench_result(
         "robust_sfm_tuning_grid",
         "RESfM: highest validation outlier accuracy after step 0; ESFM*: lowest validation "
@@ -63,8 +81,7 @@ def main(argv: list[str] | None = None) -> dict:
             "threads": 1,
             "jobs": args.jobs,
             "chosen": best,
-            **git,
-            "load_after": load_average(),
+            "batches": batches,
         },
         rows=rows,
         out=args.out or None,

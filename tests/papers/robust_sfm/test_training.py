@@ -16,6 +16,7 @@ from iclr25.papers.robust_sfm import (
     train,
 )
 from iclr25.papers.robust_sfm import training as training_module
+from iclr25.papers.robust_sfm.training import capped_reprojection
 
 
 @pytest.fixture(scope="module")
@@ -162,3 +163,16 @@ def test_bad_training_input(scenes):
     with pytest.raises(ValueError, match="needs outlier labels"):
         train(init_model(0, features=8), [unlabelled], scenes[1:], TrainConfig(steps=1),
               np.random.default_rng(0))  # fmt: skip
+
+
+def test_capped_reprojection_scores_points_behind_cameras_as_the_cap(scenes):
+    """GT scores near zero; the same points mirrored behind the cameras score the cap (the
+    training loss's hinge would score them near zero)."""
+    s = scenes[0]
+    inl = ~s.is_outlier
+    args = [torch.as_tensor(a) for a in (s.R, s.t, s.X, s.normalized_uv()[inl])]
+    cam, track = torch.as_tensor(s.cam[inl]), torch.as_tensor(s.track[inl])
+    assert capped_reprojection(*args, cam, track) < 0.01
+    flip = torch.diag(torch.tensor([1.0, 1.0, -1.0], dtype=torch.float64))
+    R, t = flip @ args[0], args[1] * torch.tensor([1.0, 1.0, -1.0], dtype=torch.float64)
+    assert capped_reprojection(R, t, args[2], args[3], cam, track, cap=0.7) == pytest.approx(0.7)

@@ -48,7 +48,7 @@ Work in progress, not yet registered in `iclr25.papers.PAPERS` (issue 22). What 
   cameras) with its tracks of > 2 views (`sample_block`); Adam lr 1e-3, MultiStepLR gamma 0.9;
   `resfm_loss` for RESfM, the plain reprojection loss for ESFM; `evaluate` on whole held-out
   scenes every `validate_every` steps; the best checkpoint by validation outlier accuracy
-  (ESFM: by validation reprojection loss) is loaded at the end. `init_model(seed, ...)` gives
+  (ESFM: by validation reprojection error) is loaded at the end. `init_model(seed, ...)` gives
   seed-determined initial weights; the same seed gives the same weights at 1 thread.
 - `classical` (the `sfm` extra): the classical baselines on our tracks through pycolmap 4.2.1's
   database path (ground check §1.2). `write_database` writes one PINHOLE camera (the scene's

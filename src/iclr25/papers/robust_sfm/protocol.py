@@ -67,7 +67,7 @@ network's reconstruction ("before") and the pipeline's final one ("after"):
 - `esfm`: ESFM* fine-tuned per scene (ESFM's own inference); after = + robust BA;
 - `resfm_noft`: RESfM without fine-tuning (before: without fine-tuning or BA); after = + BA;
 - `resfm`: the full RESfM (before: without BA);
-- `resfm_rep`: the full RESfM with the checkpoint chosen by validation reprojection loss,
+- `resfm_rep`: the full RESfM with the checkpoint chosen by validation reprojection error,
   ESFM*'s rule, instead of the official validation accuracy (a variant);
 - `oracle`: the true inlier mask instead of the outlier head, then ESFM*'s fine-tuning and BA;
 - `colmap`, `glomap`: COLMAP incremental and global mapping on the same tracks (`classical`;
