@@ -27,6 +27,11 @@ from iclr25.papers.robust_sfm.tune import GRID, TUNING_SEEDS, chosen, score_poin
 OUT = Path(__file__).resolve().parent / "results" / "robust_sfm_tuning.json"
 
 
+def _fixed(config: dict) -> dict:
+    """A config as JSON stores it, without the learning rates (the tuned quantities)."""
+    return {k: v for k, v in json.loads(json.dumps(config)).items() if not k.startswith("lr_")}
+
+
 def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(prog="tune_robust_sfm", description=__doc__.split("\n\n")[0])
     p.add_argument("--seeds", default=",".join(map(str, TUNING_SEEDS)), help="tuning seeds")
@@ -52,7 +57,7 @@ def main(argv: list[str] | None = None) -> dict:
     if args.reuse and args.out and Path(args.out).exists():
         data = json.loads(Path(args.out).read_text())
         old = data["settings"]
-        if (old["config"], old["seeds"]) != (json.loads(json.dumps(to_dict(cfg))), list(seeds)):
+        if (_fixed(old["config"]), old["seeds"]) != (_fixed(to_dict(cfg)), list(seeds)):
             p.error(f"--reuse: {args.out} was run with another config or other seeds")
         rows = [r for r in data["rows"] if r["lr"] in GRID[r["network"]]]
         done = {(r["network"], r["lr"], r["seed"]) for r in rows}

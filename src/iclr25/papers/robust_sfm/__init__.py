@@ -2,7 +2,8 @@
 ICLR 2025; OpenReview wldwEhQ7cl; arXiv 2404.14280; official code FadiKhatib/resfm, MIT, not
 readable here beyond its README and `RESFM_Learning.conf`).
 
-Work in progress, not yet registered in `iclr25.papers.PAPERS` (issue 22). What exists:
+Registered with one experiment, `robust_sfm.outliers` (issue 22: `robust_sfm.sweep` remains).
+What exists:
 
 - `geometry` (numpy): world-to-camera conventions (`x_cam = R X + t`), `project` /
   `project_entries` / `reprojection_errors`, `triangulate_dlt` (one track, >= 2 views, in
@@ -137,17 +138,18 @@ registered count alone says little. Reading: on ring/sweep scenes the classical 
 at 0.06-0.35 deg up to 40 %, as the ground check found; the forward regime is where they
 break.
 
+- `protocol`: the test regimes (`REGIMES`: "clean", a ring at 0 %; "mixed", 40 % of all
+  kinds; "hard", a forward path at 45 % near-miss and merge), the compared rows (`METHODS`),
+  `run_methods` and the scoring `score_state` (every camera of the scene counts, one not
+  reconstructed at `MISSING_DEG` = 180) and `outlier_type_scores` (F1 and recall per kind).
+- `tune`: equal learning-rate grids of RESfM and ESFM* on tuning seeds 100-101
+  (`benchmarks/tune_robust_sfm.py`).
+
 What remains (issue 22), exactly:
 
-1. Experiments `robust_sfm.outliers` (headline: ESFM*, ESFM* + BA, RESfM without fine-tuning
-   / BA, RESfM + BA, full RESfM, oracle mask + BA, COLMAP, GLOMAP; before-BA numbers always
-   reported; a hard regime: forward paths, short tracks, 40-50 % near-miss and merge
-   outliers) and `robust_sfm.sweep` (error against rate; threshold 0.5/0.6/0.7; with and
-   without the gradient hook), presets, claims written after running them, tuning on seeds
-   disjoint from the claim seeds.
-2. benchmarks/bench_robust_sfm.py (the whole pipeline's time against `run_colmap` /
-   `run_glomap`, whose `seconds` split database / verify / mapping), docs page (with the
-   classical DEVIATIONs below), the `PAPERS` row with the `sfm` extra.
+1. `robust_sfm.sweep` (error against outlier rate per kind; threshold 0.5 / 0.6 / 0.7; with
+   and without the gradient hook), its presets, claims and full results.
+2. benchmarks/results/robust_sfm.json: `bench_robust_sfm.py` run on an idle machine.
 
 Decisions for review (each also a `# DEVIATION:` in the code):
 

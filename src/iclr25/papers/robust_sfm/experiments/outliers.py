@@ -26,6 +26,7 @@ from iclr25.papers.robust_sfm.protocol import (
     training_scenes,
 )
 from iclr25.papers.robust_sfm.training import TrainConfig, TrainResult, init_model, train
+from iclr25.papers.robust_sfm.tune import TUNED
 
 
 @configclass
@@ -57,10 +58,10 @@ class OutliersConfig:
     """Adam steps of each network (official: 140k)."""
     batch_size: Annotated[int, Range(1, None)] = 4
     """Scenes (camera blocks) per step (official 4)."""
-    lr_resfm: Annotated[float, Range(0, None, low_open=True)] = 1e-3
-    """RESfM's learning rate."""
-    lr_esfm: Annotated[float, Range(0, None, low_open=True)] = 1e-3
-    """ESFM*'s learning rate."""
+    lr_resfm: Annotated[float, Range(0, None, low_open=True)] = TUNED["resfm"]
+    """RESfM's learning rate (`tune.TUNED`)."""
+    lr_esfm: Annotated[float, Range(0, None, low_open=True)] = TUNED["esfm"]
+    """ESFM*'s learning rate (`tune.TUNED`)."""
     validate_every: Annotated[int, Range(1, None)] = 100
     """Steps between validations (best checkpoint)."""
     regimes: tuple[str, ...] = tuple(REGIMES)
@@ -162,27 +163,24 @@ def run(cfg: OutliersConfig, ctx: RunContext) -> dict[str, float]:
 
 PRESETS = {
     "smoke": OutliersConfig(
-        num_train=3,
+        num_train=2,
         num_val=1,
-        train_scene=SceneSpec(num_cameras=8, num_points=60, forward_points=60),
-        scene=SceneSpec(num_cameras=8, num_points=60, forward_points=60),
-        features=16,
-        steps=10,
-        batch_size=2,
-        validate_every=5,
-        regimes=("clean", "mixed"),
+        train_scene=SceneSpec(num_cameras=6, num_points=50, forward_points=200),
+        scene=SceneSpec(num_cameras=6, num_points=50, forward_points=200),
+        features=8,
+        steps=4,
+        batch_size=1,
+        validate_every=2,
         num_test=1,
-        methods=("esfm", "resfm", "oracle"),
-        finetune_epochs=5,
+        finetune_epochs=2,
     ),
     "quick": OutliersConfig(
         num_train=12,
         num_val=2,
         scene=SceneSpec(num_cameras=12, num_points=150, forward_points=300),
-        steps=600,
+        steps=400,
         regimes=("clean", "mixed"),
         num_test=2,
-        methods=("esfm_noft", "esfm", "resfm_noft", "resfm", "resfm_rep", "oracle"),
         finetune_epochs=100,
     ),
     "full": OutliersConfig(),
@@ -332,6 +330,6 @@ EXPERIMENT = Experiment(
     run=run,
     claims=CLAIMS,
     metrics=METRICS,
-    seeds={"smoke": 1, "quick": 2, "full": 6},
+    seeds={"smoke": 1, "quick": 3, "full": 6},
     extras=("sfm",),
 )
