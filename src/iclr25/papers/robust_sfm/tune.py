@@ -25,8 +25,8 @@ TUNING_SEEDS = (100, 101)
 """Disjoint from the claim seeds (0-9)."""
 
 GRID: dict[str, tuple[float, ...]] = {
-    "resfm": (1e-4, 3e-4, 1e-3, 3e-3, 1e-2),
-    "esfm": (1e-4, 3e-4, 1e-3, 3e-3, 1e-2),
+    "resfm": (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2),
+    "esfm": (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2),
 }
 """Learning rates per network (the same size for both; widened while a choice sits on an
 edge)."""
