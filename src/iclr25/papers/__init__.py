@@ -100,6 +100,11 @@ PAPERS: dict[str, PaperEntry] = {
         experiments=("cross_task", "single_task", "digits", "molecules"),
         extras=("graph", "tabular"),
     ),
+    "robust_sfm": PaperEntry(
+        title="RESfM: robust deep equivariant structure from motion (Khatib et al.)",
+        experiments=("outliers",),
+        extras=("sfm",),
+    ),
     "sbsc": PaperEntry(
         title="SBSC: step-by-step coding for improving mathematical olympiad performance",
         experiments=("mechanism",),

@@ -31,7 +31,7 @@ GRID: dict[str, tuple[float, ...]] = {
 """Learning rates per network (the same size for both; widened while a choice sits on an
 edge)."""
 
-TUNED: dict[str, float] = {"resfm": 1e-3, "esfm": 1e-3}
+TUNED: dict[str, float] = {"resfm": 3e-4, "esfm": 1e-2}
 """The chosen learning rates (benchmarks/results/robust_sfm_tuning.json)."""
 
 HIGHER = {"resfm": True, "esfm": False}

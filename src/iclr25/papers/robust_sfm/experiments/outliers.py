@@ -165,8 +165,8 @@ PRESETS = {
     "smoke": OutliersConfig(
         num_train=2,
         num_val=1,
-        train_scene=SceneSpec(num_cameras=6, num_points=50, forward_points=200),
-        scene=SceneSpec(num_cameras=6, num_points=50, forward_points=200),
+        train_scene=SceneSpec(num_cameras=8, num_points=100, forward_points=250),
+        scene=SceneSpec(num_cameras=8, num_points=100, forward_points=250),
         features=8,
         steps=4,
         batch_size=1,
@@ -178,7 +178,7 @@ PRESETS = {
         num_train=12,
         num_val=2,
         scene=SceneSpec(num_cameras=12, num_points=150, forward_points=300),
-        steps=400,
+        steps=300,
         regimes=("clean", "mixed"),
         num_test=2,
         finetune_epochs=100,
@@ -192,8 +192,36 @@ PAPER = (
 )
 PAPER_CLEAN = "ESFM was designed for (almost) outlier-free tracks, where RESfM adds nothing"
 PAPER_TIME = "RESfM's pipeline is faster than COLMAP on the paper's large collections"
-EXPECT: dict[str, dict[str, object]] = {}
+_QUICK = (
+    "300 training steps on 12 scenes make no reconstructor: on 12-camera test scenes every "
+    "network row is at 55-180 degrees before and after BA on 3 seeds, and RESfM's head flags "
+    "nothing (F1 0 on every seed)"
+)
+_NO_HARD = "the quick preset has no hard regime (it trains no forward-path networks)"
+_QUICK_TIME = (
+    "RESfM's whole pipeline takes about 0.76 s per 12-camera scene against COLMAP's 0.4 s; "
+    "wall time on a shared machine may leave the interval across 0"
+)
+_PROVISIONAL = "provisional until the full preset runs"
+EXPECT: dict[str, dict[str, object]] = {
+    "resfm_equivalent_esfm_clean": {"quick": ("inconclusive", _QUICK)},
+    "resfm_below_esfm_before_ba_mixed": {"quick": ("inconclusive", _QUICK)},
+    "resfm_below_esfm_ba_mixed": {"quick": ("inconclusive", _QUICK)},
+    "resfm_below_esfm_before_ba_hard": {"quick": ("inconclusive", _NO_HARD)},
+    "resfm_below_esfm_ba_hard": {"quick": ("inconclusive", _NO_HARD)},
+    "resfm_on_par_colmap_mixed": {
+        "quick": (
+            "inconclusive",
+            _QUICK + "; COLMAP itself fails on 12-camera scenes with 40 % outliers on 2 seeds "
+            "of 3 (90 and 180 degrees)",
+        )
+    },
+    "resfm_on_par_glomap_mixed": {"quick": ("inconclusive", _QUICK)},
+    "resfm_faster_than_colmap_mixed": {"quick": (("contradicted", "inconclusive"), _QUICK_TIME)},
+}
 """The expected verdict of every claim per preset (written after running each preset)."""
+for _k, _v in EXPECT.items():
+    _v.setdefault("full", (_v["quick"][0], _PROVISIONAL))
 
 
 def _claim(id: str, statement: str, metric: str, control: str, **kw) -> Claim:
