@@ -40,7 +40,7 @@ GRID: dict[str, tuple[float, ...]] = {
 """Learning rates per network (the same size for both; widened while a choice sits on an
 edge)."""
 
-TUNED: dict[str, float] = {"resfm": 3e-4, "esfm": 1e-2}
+TUNED: dict[str, float] = {"resfm": 1e-3, "esfm": 1e-3}
 """The chosen learning rates (benchmarks/results/robust_sfm_tuning.json)."""
 
 TUNING_SCENES = 2
