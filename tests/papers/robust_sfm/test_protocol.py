@@ -36,6 +36,19 @@ def test_score_state_counts_missing_cameras(clean_scene):
         assert s["rot"] == MISSING_DEG and np.isnan(s["trans"]) and s["registered"] == 0.0
 
 
+def test_score_state_of_a_collapsed_reconstruction(clean_scene):
+    """Every camera at one centre: the rotation is aligned from the orientations (exact here),
+    the translation error is undefined; non-finite poses count as nothing reconstructed."""
+    m = clean_scene.num_cameras
+    state = _gt_state(clean_scene, np.arange(m))
+    collapsed = SfMState(state.cameras, state.tracks, state.entries, state.R,
+                         np.zeros_like(state.t), state.X)  # fmt: skip
+    s = score_state(collapsed, clean_scene)
+    assert s["rot"] < 1e-6 and np.isnan(s["trans"])
+    bad = SfMState(state.cameras, state.tracks, state.entries, state.R * np.nan, state.t, state.X)
+    assert score_state(bad, clean_scene)["rot"] == MISSING_DEG
+
+
 def test_outlier_type_scores(outlier_scene):
     y, kind = outlier_scene.is_outlier, outlier_scene.outlier_type
     perfect = outlier_type_scores(y.copy(), outlier_scene)

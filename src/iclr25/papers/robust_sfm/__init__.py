@@ -149,7 +149,8 @@ What remains (issue 22), exactly:
 
 1. `robust_sfm.sweep` (error against outlier rate per kind; threshold 0.5 / 0.6 / 0.7; with
    and without the gradient hook), its presets, claims and full results.
-2. benchmarks/results/robust_sfm.json: `bench_robust_sfm.py` run on an idle machine.
+2. benchmarks/results/robust_sfm.json: `bench_robust_sfm.py` run on an idle machine, and the
+   page's bench block.
 
 Decisions for review (each also a `# DEVIATION:` in the code):
 

@@ -133,7 +133,10 @@ def score_state(state: SfMState | None, scene: Scene) -> dict[str, float]:
         reconstructed; `registered`: the fraction reconstructed with a mean reprojection error
         under 5 px over the entries the reconstruction uses.
 
-    Below 3 cameras nothing can be aligned and every camera counts as missing.
+    Below 3 cameras, or with non-finite poses, nothing can be aligned and every camera counts
+    as missing. When the reconstructed camera centres coincide (a collapsed reconstruction),
+    the rotation is aligned from the orientations alone (`rotation_from="orientations"`) and
+    the translation error is NaN.
     """
     if scene.R is None or scene.t is None:
         raise ValueError("scene has no GT poses: score_state needs scene.R and scene.t")
@@ -141,10 +144,15 @@ def score_state(state: SfMState | None, scene: Scene) -> dict[str, float]:
     rot = np.full(m, MISSING_DEG)
     k = 0 if state is None else state.num_cameras
     out = {"trans": float("nan"), "cameras": k / m, "registered": 0.0}
-    if k >= 3:
-        al = align_cameras(state.R, state.t, scene.R[state.cameras], scene.t[state.cameras])
+    finite = k > 0 and all(np.isfinite(a).all() for a in (state.R, state.t))
+    if k >= 3 and finite:
+        gt = (scene.R[state.cameras], scene.t[state.cameras])
+        try:
+            al = align_cameras(state.R, state.t, *gt)
+            out["trans"] = float(np.median(al.translation_errors))
+        except ValueError:  # the camera centres coincide (a collapsed reconstruction)
+            al = align_cameras(state.R, state.t, *gt, rotation_from="orientations")
         rot[state.cameras] = al.rotation_errors_deg
-        out["trans"] = float(np.median(al.translation_errors))
         cam, track, uv = state.local(scene)
         reg = registered_cameras(scene.Ks[state.cameras], state.R, state.t, state.X, cam, track, uv)
         out["registered"] = float(reg.sum()) / m
