@@ -31,6 +31,7 @@ from iclr25.papers.robust_sfm.pipeline import (
     predict_outliers,
     reconstruct,
 )
+from iclr25.papers.robust_sfm.training import TrainResult, init_model, train
 
 __all__ = [
     "METHODS",
@@ -42,6 +43,7 @@ __all__ = [
     "regime_scene",
     "run_methods",
     "score_state",
+    "train_network",
     "training_scenes",
 ]
 
@@ -114,6 +116,22 @@ def training_scenes(
     """`count` training scenes of `layout` at `spec`'s size, each with an outlier rate uniform
     in `rate` (notes §4: 10-40 %) and the default mix of the three kinds."""
     return [spec.make(rng, layout, outlier_rate=rng.uniform(*rate)) for _ in range(count)]
+
+
+def train_network(cfg, layout: str, name: str, lr: float, rngs) -> TrainResult:
+    """Train network `name` ("resfm": with the outlier head; "esfm": without) at learning rate
+    `lr` on `layout`'s training and validation scenes of `cfg` (an `OutliersConfig`: sizes,
+    counts, outlier rates, width and budget), all drawn from the streams of `rngs` (a
+    `core.seeding.Rngs`). Both networks of a seed see the same scenes and start from the same
+    backbone; only the block draws differ."""
+    rng = np.random.default_rng(rngs.child(f"scenes_{layout}").int_seed())
+    rate = (cfg.train_rate_low, cfg.train_rate_high)
+    tr = training_scenes(cfg.train_scene, layout, rng, cfg.num_train, rate)
+    va = training_scenes(cfg.train_scene, layout, rng, cfg.num_val, rate)
+    init = rngs.child(f"init_{layout}").int_seed() % 2**31
+    net = init_model(init, features=cfg.features, outlier_head=name == "resfm")
+    rng_t = np.random.default_rng(rngs.child(f"train_{layout}_{name}").int_seed())
+    return train(net, tr, va, cfg.train_config(lr), rng_t)
 
 
 def regime_scene(rng: np.random.Generator, regime: str, spec: SceneSpec) -> Scene:

@@ -25,8 +25,7 @@ import numpy as np
 import torch
 
 from iclr25.core.seeding import make_rngs
-from iclr25.papers.robust_sfm.protocol import regime_scene, run_methods, training_scenes
-from iclr25.papers.robust_sfm.training import init_model, train
+from iclr25.papers.robust_sfm.protocol import regime_scene, run_methods, train_network
 
 __all__ = ["GRID", "TUNED", "TUNING_SEEDS", "chosen", "score_point"]
 
@@ -61,15 +60,8 @@ def score_point(cfg, name: str, lr: float, seed: int) -> dict:
     scores = []
     settings = dataclasses.replace(cfg.settings(), ba=False)
     for layout in cfg.layouts():
-        rng = np.random.default_rng(rngs.child(f"scenes_{layout}").int_seed())
-        rate = (cfg.train_rate_low, cfg.train_rate_high)
-        tr = training_scenes(cfg.train_scene, layout, rng, cfg.num_train, rate)
-        va = training_scenes(cfg.train_scene, layout, rng, cfg.num_val, rate)
-        init = rngs.child(f"init_{layout}").int_seed() % 2**31
-        net = init_model(init, features=cfg.features, outlier_head=name == "resfm")
-        rng_t = np.random.default_rng(rngs.child(f"train_{layout}_{name}").int_seed())
         t0 = time.perf_counter()
-        res = train(net, tr, va, cfg.train_config(lr), rng_t)
+        res = train_network(cfg, layout, name, lr, rngs)
         regime = REGIME_OF[layout]
         rng_s = np.random.default_rng(rngs.child(f"tune_{regime}").int_seed())
         errors = [

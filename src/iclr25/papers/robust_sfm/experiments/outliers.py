@@ -23,9 +23,9 @@ from iclr25.papers.robust_sfm.protocol import (
     SceneSpec,
     regime_scene,
     run_methods,
-    training_scenes,
+    train_network,
 )
-from iclr25.papers.robust_sfm.training import TrainConfig, TrainResult, init_model, train
+from iclr25.papers.robust_sfm.training import TrainConfig, TrainResult, init_model
 from iclr25.papers.robust_sfm.tune import TUNED
 
 
@@ -107,19 +107,10 @@ class OutliersConfig:
 
 
 def train_networks(cfg: OutliersConfig, layout: str, ctx: RunContext) -> dict[str, TrainResult]:
-    """RESfM and ESFM* trained on the same scenes of `layout` from the same initial backbone:
-    {"resfm": ..., "esfm": ...}."""
-    rng = np.random.default_rng(ctx.rngs.child(f"scenes_{layout}").int_seed())
-    rate = (cfg.train_rate_low, cfg.train_rate_high)
-    tr = training_scenes(cfg.train_scene, layout, rng, cfg.num_train, rate)
-    va = training_scenes(cfg.train_scene, layout, rng, cfg.num_val, rate)
-    init = ctx.rngs.child(f"init_{layout}").int_seed() % 2**31
-    out = {}
-    for name, head, lr in (("resfm", True, cfg.lr_resfm), ("esfm", False, cfg.lr_esfm)):
-        net = init_model(init, features=cfg.features, outlier_head=head)
-        rng_t = np.random.default_rng(ctx.rngs.child(f"train_{layout}_{name}").int_seed())
-        out[name] = train(net, tr, va, cfg.train_config(lr), rng_t)
-    return out
+    """RESfM and ESFM* trained on the same scenes of `layout` from the same initial backbone
+    (`protocol.train_network`): {"resfm": ..., "esfm": ...}."""
+    lrs = {"resfm": cfg.lr_resfm, "esfm": cfg.lr_esfm}
+    return {name: train_network(cfg, layout, name, lr, ctx.rngs) for name, lr in lrs.items()}
 
 
 def _networks(results: dict[str, TrainResult], features: int) -> dict[str, RESfMNet]:
