@@ -152,7 +152,7 @@ What remains (issue 22), exactly:
 2. benchmarks/results/robust_sfm.json: `bench_robust_sfm.py` run on an idle machine, and the
    page's bench block.
 
-Decisions for review (each also a `# DEVIATION:` in the code):
+Decisions for review (each also a DEVIATION comment in the code):
 
 - `align_cameras` fits scale and translation by least squares (the paper: L1 by cvxpy);
   `rotation_from="centers"` (Umeyama on centres, the default) or `"orientations"` (the
