@@ -22,7 +22,7 @@ import numpy as np
 
 from iclr25.core.checks import Range, check_choice
 from iclr25.core.config import configclass
-from iclr25.papers.robust_sfm.data import Scene, make_scene
+from iclr25.papers.robust_sfm.data import OUTLIER_TYPES, Scene, make_scene
 from iclr25.papers.robust_sfm.geometry import align_cameras, outlier_scores, registered_cameras
 from iclr25.papers.robust_sfm.method import RESfMNet
 from iclr25.papers.robust_sfm.pipeline import (
@@ -190,7 +190,7 @@ def outlier_type_scores(predicted: np.ndarray, scene: Scene) -> dict[str, float]
         raise ValueError("scene has no outlier labels: outlier_type_scores needs them")
     s = outlier_scores(predicted, scene.is_outlier)
     out = {"f1": s.f1, "precision": s.precision, "recall": s.recall}
-    for code, kind in enumerate(("uniform", "near_miss", "merge"), start=1):
+    for code, kind in enumerate(OUTLIER_TYPES, start=1):
         sel = (scene.outlier_type == 0) | (scene.outlier_type == code)
         k = outlier_scores(predicted[sel], scene.is_outlier[sel])
         out[f"recall_{kind}"] = k.recall
@@ -198,27 +198,18 @@ def outlier_type_scores(predicted: np.ndarray, scene: Scene) -> dict[str, float]
     return out
 
 
-def _pipeline_row(result, scene: Scene) -> dict[str, float]:
-    before = score_state(result.before_ba, scene)
-    after = score_state(result.final, scene)
-    return {
-        "rot_before": before["rot"],
-        "trans_before": before["trans"],
-        "rot_after": after["rot"],
-        "rot_mean_after": after["rot_mean"],
-        "trans_after": after["trans"],
-        "cameras_after": after["cameras"],
-        "registered_after": after["registered"],
-        "seconds": result.seconds["total"],
-    }
-
-
-def _failed_row(seconds: float) -> dict[str, float]:
-    return {
-        "rot_before": MISSING_DEG, "trans_before": float("nan"), "rot_after": MISSING_DEG,
-        "rot_mean_after": MISSING_DEG, "trans_after": float("nan"), "cameras_after": 0.0,
-        "registered_after": 0.0, "seconds": seconds,
+def _row(scene: Scene, after: SfMState | None, seconds: float, before=None, *, net=True):
+    """A method's metrics on `scene`: its final state (None: nothing reconstructed), and for a
+    network row its state before BA (`before`; None: nothing)."""
+    a = score_state(after, scene)
+    row = {
+        "rot_after": a["rot"], "rot_mean_after": a["rot_mean"], "trans_after": a["trans"],
+        "cameras_after": a["cameras"], "registered_after": a["registered"], "seconds": seconds,
     }  # fmt: skip
+    if net:
+        b = score_state(before, scene)
+        row |= {"rot_before": b["rot"], "trans_before": b["trans"]}
+    return row
 
 
 def run_methods(
@@ -252,12 +243,7 @@ def run_methods(
             from iclr25.papers.robust_sfm.classical import run_colmap, run_glomap
 
             res = (run_colmap if m == "colmap" else run_glomap)(scene)
-            after = score_state(res.final, scene)
-            rows[m] = {
-                "rot_after": after["rot"], "rot_mean_after": after["rot_mean"],
-                "trans_after": after["trans"], "cameras_after": after["cameras"],
-                "registered_after": after["registered"], "seconds": res.seconds["total"],
-            }  # fmt: skip
+            rows[m] = _row(scene, res.final, res.seconds["total"], net=False)
             continue
         net = nets.get(NETWORK_OF[m])
         if net is None:
@@ -272,10 +258,13 @@ def run_methods(
         except ValueError as err:
             if "remain after outlier removal" not in str(err):
                 raise
-            rows[m] = _failed_row(time.perf_counter() - t0)
+            res = None
+            rows[m] = _row(scene, None, time.perf_counter() - t0)
         else:
-            rows[m] = _pipeline_row(res, scene)
+            rows[m] = _row(scene, res.final, res.seconds["total"], res.before_ba)
         if m in ("resfm", "resfm_rep"):
-            flagged = predict_outliers(net, scene) > s.threshold
+            flagged = (
+                predict_outliers(net, scene) > s.threshold if res is None else res.predicted_outlier
+            )
             rows[m].update(outlier_type_scores(flagged, scene))
     return rows
