@@ -1,10 +1,14 @@
-"""Equal-size learning-rate grids of RESfM and ESFM* (see `iclr25.papers.robust_sfm.tune`).
+"""Equal-size learning-rate grids of RESfM, ESFM* and RESfM without the gradient normalisation
+(see `iclr25.papers.robust_sfm.tune`).
 
-Trains every grid point on the tuning seeds (disjoint from the claims') at the full preset's
-budget of `robust_sfm.outliers` and writes `benchmarks/results/robust_sfm_tuning.json`: one row
-per network, learning rate and seed, and the chosen learning rate per network.
+Trains every grid point of an experiment's networks on the tuning seeds (disjoint from the
+claims') at the full preset's budget of that experiment and writes one row per network,
+learning rate and seed, and the chosen learning rate per network: RESfM and ESFM* for
+`robust_sfm.outliers` (`benchmarks/results/robust_sfm_tuning.json`), RESfM without the
+normalisation for `robust_sfm.sweep` (`robust_sfm_tuning_nonorm.json`).
 
     python benchmarks/tune_robust_sfm.py --jobs 2
+    python benchmarks/tune_robust_sfm.py --experiment sweep --jobs 2
     python benchmarks/tune_robust_sfm.py --jobs 2 --reuse   # after widening a grid
     python benchmarks/tune_robust_sfm.py --smoke --out ''   # one point, 2 steps, nothing written
 """
@@ -21,10 +25,15 @@ from pathlib import Path
 from iclr25.core.bench import bench_result, load_average, print_rows
 from iclr25.core.config import to_dict
 from iclr25.core.envinfo import envinfo
-from iclr25.papers.robust_sfm.experiments.outliers import PRESETS
+from iclr25.papers.robust_sfm.experiments import outliers, sweep
 from iclr25.papers.robust_sfm.tune import GRID, TUNING_SEEDS, chosen, score_point
 
-OUT = Path(__file__).resolve().parent / "results" / "robust_sfm_tuning.json"
+RESULTS = Path(__file__).resolve().parent / "results"
+EXPERIMENTS = {
+    "outliers": (outliers.PRESETS, ("resfm", "esfm"), RESULTS / "robust_sfm_tuning.json"),
+    "sweep": (sweep.PRESETS, ("resfm_nonorm",), RESULTS / "robust_sfm_tuning_nonorm.json"),
+}
+"""Per experiment: its presets, the networks it tunes and the result file."""
 
 
 def _fixed(config: dict) -> dict:
@@ -36,7 +45,9 @@ def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(prog="tune_robust_sfm", description=__doc__.split("\n\n")[0])
     p.add_argument("--seeds", default=",".join(map(str, TUNING_SEEDS)), help="tuning seeds")
     p.add_argument("--jobs", type=int, default=1, help="points in parallel (1 thread each)")
-    p.add_argument("--out", default=str(OUT), help="JSON file to write ('' for none)")
+    p.add_argument("--experiment", choices=tuple(EXPERIMENTS), default="outliers")
+    p.add_argument("--out", default=None, help="JSON file to write ('' for none; default: the "
+                   "experiment's file in benchmarks/results)")  # fmt: skip
     p.add_argument("--smoke", action="store_true", help="one point, one seed, 2 steps (tests)")
     p.add_argument(
         "--reuse",
@@ -48,11 +59,14 @@ def main(argv: list[str] | None = None) -> dict:
     seeds = tuple(int(s) for s in args.seeds.split(","))
     if set(seeds) & set(range(10)):
         p.error(f"--seeds {seeds}: seeds 0-9 are the claim seeds")
-    cfg = PRESETS["full"]
-    tasks = [(cfg, n, lr, s) for n, lrs in GRID.items() for lr in lrs for s in seeds]
+    presets, networks, out = EXPERIMENTS[args.experiment]
+    if args.out is None:
+        args.out = str(out)
+    cfg = presets["full"]
+    tasks = [(cfg, n, lr, s) for n in networks for lr in GRID[n] for s in seeds]
     if args.smoke:
-        cfg = dataclasses.replace(PRESETS["smoke"], steps=2, regimes=("clean",))
-        tasks = [(cfg, "resfm", GRID["resfm"][0], seeds[0])]
+        cfg = dataclasses.replace(presets["smoke"], steps=2)
+        tasks = [(cfg, networks[0], GRID[networks[0]][0], seeds[0])]
     rows, batches = [], []
     if args.reuse and args.out and Path(args.out).exists():
         data = json.loads(Path(args.out).read_text())
@@ -83,7 +97,7 @@ def main(argv: list[str] | None = None) -> dict:
         {
             "config": to_dict(cfg),
             "seeds": seeds,
-            "grid": GRID,
+            "grid": {n: GRID[n] for n in networks},
             "threads": 1,
             "jobs": args.jobs,
             "chosen": best,

@@ -102,7 +102,7 @@ PAPERS: dict[str, PaperEntry] = {
     ),
     "robust_sfm": PaperEntry(
         title="RESfM: robust deep equivariant structure from motion (Khatib et al.)",
-        experiments=("outliers",),
+        experiments=("outliers", "sweep"),
         extras=("sfm",),
     ),
     "sbsc": PaperEntry(

@@ -1,5 +1,6 @@
-"""Equal-size learning-rate grids of RESfM and ESFM* (`robust_sfm.outliers`), run on tuning
-seeds disjoint from the claim seeds by `benchmarks/tune_robust_sfm.py`; the committed choice is
+"""Equal-size learning-rate grids of RESfM and ESFM* (`robust_sfm.outliers`) and of RESfM
+without the gradient normalisation (`robust_sfm.sweep`, forward path only), run on tuning seeds
+disjoint from the claim seeds by `benchmarks/tune_robust_sfm.py`; the committed choice is
 `TUNED`.
 
 Both networks are scored alike, on what the claims measure: each is trained at the full
@@ -35,12 +36,14 @@ TUNING_SEEDS = (100, 101)
 GRID: dict[str, tuple[float, ...]] = {
     "resfm": (3e-4, 1e-3, 3e-3, 1e-2),
     "esfm": (3e-4, 1e-3, 3e-3, 1e-2),
+    "resfm_nonorm": (3e-4, 1e-3, 3e-3, 1e-2),
 }
-"""Learning rates per network (the same size for both; widened while a choice sits on an
+"""Learning rates per network (the same size for all; widened while a choice sits on an
 edge)."""
 
-TUNED: dict[str, float] = {"resfm": 1e-3, "esfm": 1e-3}
-"""The chosen learning rates (benchmarks/results/robust_sfm_tuning.json)."""
+TUNED: dict[str, float] = {"resfm": 1e-3, "esfm": 1e-3, "resfm_nonorm": 1e-3}
+"""The chosen learning rates (benchmarks/results/robust_sfm_tuning.json for RESfM and ESFM*,
+robust_sfm_tuning_nonorm.json for RESfM without the gradient normalisation)."""
 
 TUNING_SCENES = 2
 """Tuning scenes per layout and seed."""
@@ -50,8 +53,9 @@ REGIME_OF = {"ring": "mixed", "forward": "hard"}
 
 
 def score_point(cfg, name: str, lr: float, seed: int) -> dict:
-    """Train network `name` ("resfm" or "esfm") at learning rate `lr` on tuning seed `seed`'s
-    scenes of every layout of `cfg` (an `OutliersConfig`), run it up to BA on `TUNING_SCENES`
+    """Train network `name` (a key of `GRID`) at learning rate `lr` on tuning seed `seed`'s
+    scenes of every layout of `cfg` (an experiment's config: a `protocol.NetworkSetup` with
+    `layouts()`), run it up to BA on `TUNING_SCENES`
     scenes of the layout's test regime, and return its row: the score per layout and their
     mean, the best steps and the seconds."""
     torch.set_num_threads(1)
@@ -64,9 +68,10 @@ def score_point(cfg, name: str, lr: float, seed: int) -> dict:
         res = train_network(cfg, layout, name, lr, rngs)
         regime = REGIME_OF[layout]
         rng_s = np.random.default_rng(rngs.child(f"tune_{regime}").int_seed())
+        m = "esfm" if name == "esfm" else "resfm"  # the pipeline row of the network
         errors = [
-            run_methods(regime_scene(rng_s, regime, cfg.scene), {name: res.model}, [name],
-                        settings)[name]["rot_before"]
+            run_methods(regime_scene(rng_s, regime, cfg.scene), {m: res.model}, [m],
+                        settings)[m]["rot_before"]
             for _ in range(TUNING_SCENES)
         ]  # fmt: skip
         row[f"{layout}/score"] = float(np.mean(errors))

@@ -16,21 +16,21 @@ from iclr25.core.config import check, configclass
 from iclr25.core.context import RunContext
 from iclr25.core.experiment import Experiment, Metric
 from iclr25.papers.robust_sfm.method import RESfMNet
-from iclr25.papers.robust_sfm.pipeline import PipelineSettings
 from iclr25.papers.robust_sfm.protocol import (
     METHODS,
     REGIMES,
+    NetworkSetup,
     SceneSpec,
     regime_scene,
     run_methods,
     train_network,
 )
-from iclr25.papers.robust_sfm.training import TrainConfig, TrainResult, init_model
+from iclr25.papers.robust_sfm.training import TrainResult, init_model
 from iclr25.papers.robust_sfm.tune import TUNED
 
 
 @configclass
-class OutliersConfig:
+class OutliersConfig(NetworkSetup):
     """Training and test of RESfM and ESFM*, and the comparison on test scenes.
 
     One RESfM and one ESFM* are trained per layout the regimes use ("ring" for clean and
@@ -39,67 +39,24 @@ class OutliersConfig:
     (`lr_resfm`, `lr_esfm`, tuned on seeds disjoint from the claim seeds).
     """
 
-    num_train: Annotated[int, Range(1, None)] = 30
-    """Training scenes per layout."""
-    num_val: Annotated[int, Range(1, None)] = 3
-    """Validation scenes per layout (the best checkpoint)."""
-    train_rate_low: Annotated[float, Range(0, 0.9)] = 0.1
-    """Training outlier rate, uniform in [low, high] per scene (notes §4: 10-40 %)."""
-    train_rate_high: Annotated[float, Range(0, 0.9)] = 0.4
-    """See `train_rate_low`."""
-    train_scene: SceneSpec = SceneSpec(num_cameras=12, num_points=150, forward_points=300)
-    """Training and validation scene size (smaller than the test scenes: a step costs in
-    proportion to the entries; the network is equivariant and takes any size)."""
-    scene: SceneSpec = SceneSpec()
-    """Test scene size and noise."""
-    features: Annotated[int, Range(1, None)] = 64
-    """Width of both networks (official 256; scaled down for 2 CPU cores)."""
-    steps: Annotated[int, Range(1, None)] = 3000
-    """Adam steps of each network (official: 140k)."""
-    batch_size: Annotated[int, Range(1, None)] = 4
-    """Scenes (camera blocks) per step (official 4)."""
     lr_resfm: Annotated[float, Range(0, None, low_open=True)] = TUNED["resfm"]
     """RESfM's learning rate (`tune.TUNED`)."""
     lr_esfm: Annotated[float, Range(0, None, low_open=True)] = TUNED["esfm"]
     """ESFM*'s learning rate (`tune.TUNED`)."""
-    validate_every: Annotated[int, Range(1, None)] = 100
-    """Steps between validations (best checkpoint)."""
     regimes: tuple[str, ...] = tuple(REGIMES)
     """Test regimes (`protocol.REGIMES`)."""
     num_test: Annotated[int, Range(1, None)] = 3
     """Test scenes per regime."""
     methods: tuple[str, ...] = METHODS
     """Rows to run (`protocol.METHODS`)."""
-    # DEVIATION: 300 fine-tuning steps per scene instead of the official 1000 (the budget: at
-    # 1000 the three fine-tuned rows cost about 35 s per test scene); the same for every row.
-    finetune_epochs: Annotated[int, Range(0, None)] = 300
-    """Per-scene fine-tuning steps (official 1000)."""
-    ba_solver: str = "pycolmap"
-    """The robust BA: "pycolmap" (the paper's) or "scipy"."""
 
     def __post_init__(self) -> None:
-        check(
-            self.train_rate_high >= self.train_rate_low, "train_rate_high",
-            self.train_rate_high, f">= train_rate_low ({self.train_rate_low})",
-        )  # fmt: skip
+        super().__post_init__()
         for r in self.regimes:
             check(r in REGIMES, "regimes", self.regimes, f"regimes of {tuple(REGIMES)}")
         check(len(self.regimes) > 0, "regimes", self.regimes, "non-empty")
         for m in self.methods:
             check(m in METHODS, "methods", self.methods, f"methods of {METHODS}")
-        check(self.ba_solver in ("pycolmap", "scipy"), "ba_solver", self.ba_solver,
-              "'pycolmap' or 'scipy'")  # fmt: skip
-
-    def settings(self) -> PipelineSettings:
-        """The pipeline's settings (official defaults but for the fine-tuning steps and BA)."""
-        return PipelineSettings(finetune_epochs=self.finetune_epochs, ba_solver=self.ba_solver)
-
-    def train_config(self, lr: float) -> TrainConfig:
-        """The training settings of one network."""
-        return TrainConfig(
-            steps=self.steps, batch_size=self.batch_size, lr=lr,
-            validate_every=self.validate_every,
-        )  # fmt: skip
 
     def layouts(self) -> tuple[str, ...]:
         """The layouts the regimes test on, in order (one network pair each)."""
