@@ -2,7 +2,8 @@
 ICLR 2025; OpenReview wldwEhQ7cl; arXiv 2404.14280; official code FadiKhatib/resfm, MIT, not
 readable here beyond its README and `RESFM_Learning.conf`).
 
-Registered with one experiment, `robust_sfm.outliers` (issue 22: `robust_sfm.sweep` remains).
+Registered experiments: `robust_sfm.outliers` (the headline comparison) and `robust_sfm.sweep`
+(the error against the outlier rate per kind; the threshold and normalisation ablations).
 What exists:
 
 - `geometry` (numpy): world-to-camera conventions (`x_cam = R X + t`), `project` /
@@ -141,16 +142,14 @@ break.
 - `protocol`: the test regimes (`REGIMES`: "clean", a ring at 0 %; "mixed", 40 % of all
   kinds; "hard", a forward path at 45 % near-miss and merge), the compared rows (`METHODS`),
   `run_methods` and the scoring `score_state` (every camera of the scene counts, one not
-  reconstructed at `MISSING_DEG` = 180) and `outlier_type_scores` (F1 and recall per kind).
-- `tune`: equal learning-rate grids of RESfM and ESFM* on tuning seeds 100-101
-  (`benchmarks/tune_robust_sfm.py`).
+  reconstructed at `MISSING_DEG` = 180) and `outlier_type_scores` (F1 and recall per kind);
+  `NetworkSetup`, the training and test setup the experiments share, and `train_network`
+  (`NETWORKS`: RESfM, ESFM*, RESfM without the gradient normalisation).
+- `tune`: equal learning-rate grids of RESfM, ESFM* and RESfM without the normalisation on
+  tuning seeds 100-101 (`benchmarks/tune_robust_sfm.py`).
 
-What remains (issue 22), exactly:
-
-1. `robust_sfm.sweep` (error against outlier rate per kind; threshold 0.5 / 0.6 / 0.7; with
-   and without the gradient hook), its presets, claims and full results.
-2. benchmarks/results/robust_sfm.json: `bench_robust_sfm.py` run on an idle machine, and the
-   page's bench block.
+What remains (issue 22): explaining why the trained ring networks land 150-180 degrees off
+(docs/papers/robust_sfm.md, the reading).
 
 Decisions for review (each also a DEVIATION comment in the code):
 
@@ -258,7 +257,9 @@ from iclr25.papers.robust_sfm.pipeline import (
 from iclr25.papers.robust_sfm.protocol import (
     METHODS,
     MISSING_DEG,
+    NETWORKS,
     REGIMES,
+    NetworkSetup,
     SceneSpec,
     outlier_type_scores,
     regime_scene,
@@ -294,6 +295,7 @@ __all__ = [
     "LAYOUTS",
     "METHODS",
     "MISSING_DEG",
+    "NETWORKS",
     "OUTLIER_TYPES",
     "PAPER",
     "REGIMES",
@@ -304,6 +306,7 @@ __all__ = [
     "ClassicalSettings",
     "ClassificationScores",
     "FinetuneResult",
+    "NetworkSetup",
     "PipelineResult",
     "PipelineSettings",
     "RESfMNet",
