@@ -41,6 +41,8 @@ __all__ = [
     "REGIMES",
     "NetworkSetup",
     "SceneSpec",
+    "accumulate",
+    "medians",
     "outlier_type_scores",
     "regime_scene",
     "run_methods",
@@ -334,3 +336,22 @@ def run_methods(
             )
             rows[m].update(outlier_type_scores(flagged, scene))
     return rows
+
+
+def accumulate(acc: dict[str, list[float]], row: Mapping[str, float]) -> None:
+    """Append each metric of one scene's `row` to `acc[metric]` (the scenes of one point)."""
+    for k, v in row.items():
+        acc.setdefault(k, []).append(v)
+
+
+def medians(
+    acc: Mapping[str, list[float]], prefix: str, keys: Sequence[str] | None = None
+) -> dict[str, float]:
+    """`{f"{prefix}/{metric}": median over the scenes}` of the metrics in `acc` (only `keys`
+    when given); NaNs are left out, and a metric with no finite value is NaN."""
+    out = {}
+    for k, vals in acc.items():
+        if keys is None or k in keys:
+            finite = [v for v in vals if np.isfinite(v)]
+            out[f"{prefix}/{k}"] = float(np.median(finite)) if finite else float("nan")
+    return out

@@ -21,6 +21,8 @@ from iclr25.papers.robust_sfm.protocol import (
     REGIMES,
     NetworkSetup,
     SceneSpec,
+    accumulate,
+    medians,
     regime_scene,
     run_methods,
     train_network,
@@ -99,13 +101,9 @@ def run(cfg: OutliersConfig, ctx: RunContext) -> dict[str, float]:
             scene = regime_scene(rng, regime, cfg.scene)
             rows = run_methods(scene, nets[REGIMES[regime]["layout"]], cfg.methods, settings)
             for m, row in rows.items():
-                acc = per_scene.setdefault((m, regime), {})
-                for k, v in row.items():
-                    acc.setdefault(k, []).append(v)
+                accumulate(per_scene.setdefault((m, regime), {}), row)
     for (m, regime), acc in per_scene.items():
-        for k, vals in acc.items():
-            finite = [v for v in vals if np.isfinite(v)]
-            metrics[f"{m}/{regime}/{k}"] = float(np.median(finite)) if finite else float("nan")
+        metrics |= medians(acc, f"{m}/{regime}")
     return metrics
 
 
