@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from iclr25.papers.robust_sfm import (
+    NothingToReconstruct,
     PipelineSettings,
     RESfMNet,
     align_cameras,
@@ -206,5 +207,5 @@ def test_bad_pipeline_input(clean_scene):
                     initial=(s.R, s.t, s.X[:3]))  # fmt: skip
     with pytest.raises(ValueError, match="no outlier head"):
         predict_outliers(_net(0, outlier_head=False), clean_scene)
-    with pytest.raises(ValueError, match=r"only 0 camera\(s\) remain after outlier removal"):
+    with pytest.raises(NothingToReconstruct, match=r"only 0 camera\(s\) remain after outlier"):
         reconstruct(_net(0), clean_scene, PipelineSettings(threshold=0.0, ba=False))

@@ -148,8 +148,8 @@ break.
 - `tune`: equal learning-rate grids of RESfM, ESFM* and RESfM without the normalisation on
   tuning seeds 100-101 (`benchmarks/tune_robust_sfm.py`).
 
-What remains (issue 22): explaining why the trained ring networks land 150-180 degrees off
-(docs/papers/robust_sfm.md, the reading).
+Why the trained ring networks land 150-180 degrees off (a coarse prior at this budget, a worse
+start for per-scene fine-tuning than untrained weights) is diagnosed in the page's reading.
 
 Decisions for review (each also a DEVIATION comment in the code):
 
@@ -245,6 +245,7 @@ from iclr25.papers.robust_sfm.method import (
 )
 from iclr25.papers.robust_sfm.pipeline import (
     FinetuneResult,
+    NothingToReconstruct,
     PipelineResult,
     PipelineSettings,
     SfMState,
@@ -307,6 +308,7 @@ __all__ = [
     "ClassificationScores",
     "FinetuneResult",
     "NetworkSetup",
+    "NothingToReconstruct",
     "PipelineResult",
     "PipelineSettings",
     "RESfMNet",

@@ -45,6 +45,7 @@ from iclr25.papers.robust_sfm.method import RESfMNet, reprojection_loss
 
 __all__ = [
     "FinetuneResult",
+    "NothingToReconstruct",
     "PipelineResult",
     "PipelineSettings",
     "SfMState",
@@ -54,6 +55,11 @@ __all__ = [
     "predict_outliers",
     "reconstruct",
 ]
+
+
+class NothingToReconstruct(ValueError):
+    """Outlier removal left fewer than 2 cameras (`reconstruct`): the scene has no
+    reconstruction, which a benchmark scores as nothing reconstructed."""
 
 
 @dataclass(frozen=True)
@@ -461,6 +467,9 @@ def reconstruct(
 
     Returns:
         A `PipelineResult`.
+
+    Raises:
+        NothingToReconstruct: fewer than 2 cameras remain after outlier removal.
     """
     s = PipelineSettings() if settings is None else settings
     t_start = time.perf_counter()
@@ -488,7 +497,7 @@ def reconstruct(
     cameras = np.unique(scene.cam[keep])
     tracks = np.unique(scene.track[keep])
     if len(cameras) < 2:
-        raise ValueError(
+        raise NothingToReconstruct(
             f"only {len(cameras)} camera(s) remain after outlier removal: nothing to reconstruct"
         )
     c_loc = np.searchsorted(cameras, scene.cam[keep])

@@ -26,6 +26,7 @@ from iclr25.papers.robust_sfm.data import OUTLIER_TYPES, Scene, make_scene
 from iclr25.papers.robust_sfm.geometry import align_cameras, outlier_scores, registered_cameras
 from iclr25.papers.robust_sfm.method import RESfMNet
 from iclr25.papers.robust_sfm.pipeline import (
+    NothingToReconstruct,
     PipelineSettings,
     SfMState,
     predict_outliers,
@@ -323,9 +324,7 @@ def run_methods(
         t0 = time.perf_counter()
         try:
             res = reconstruct(net, scene, s, oracle_inliers=oracle)
-        except ValueError as err:
-            if "remain after outlier removal" not in str(err):
-                raise
+        except NothingToReconstruct:
             res = None
             rows[m] = _row(scene, None, time.perf_counter() - t0)
         else:

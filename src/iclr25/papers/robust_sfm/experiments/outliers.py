@@ -152,7 +152,11 @@ _BASIN = (
     "ESFM*'s trained ring network lands 150-180 degrees off on 4 seeds of 6 (1.5 and 0.7 on "
     "the others) and fine-tuning and BA do not leave that basin, while RESfM's official "
     "checkpoint on the ring is step 0 or 100 (the head flags nothing, F1 0), a nearly "
-    "untrained backbone from which fine-tuning and BA reach 0.09-0.23 degrees on clean scenes"
+    "untrained backbone from which fine-tuning and BA reach 0.09-0.23 degrees on clean scenes. "
+    "At this budget multi-scene training learns only a coarse prior (validation reprojection "
+    "flat at about 80 px from step 2,000-3,000, also with 10x the scenes or 4x the steps), "
+    "which on a ring is a worse start for fine-tuning than untrained weights (the page's "
+    "reading)"
 )
 _FULL: dict[str, tuple[object, str]] = {
     "resfm_equivalent_esfm_clean": (
