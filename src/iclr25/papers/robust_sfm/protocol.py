@@ -22,6 +22,7 @@ import numpy as np
 
 from iclr25.core.checks import Range, check_choice
 from iclr25.core.config import check, configclass
+from iclr25.core.experiment import Metric
 from iclr25.papers.robust_sfm.data import OUTLIER_TYPES, Scene, make_scene
 from iclr25.papers.robust_sfm.geometry import align_cameras, outlier_scores, registered_cameras
 from iclr25.papers.robust_sfm.method import RESfMNet
@@ -93,6 +94,44 @@ NETWORKS: dict[str, dict[str, bool]] = {
 }
 """The networks `train_network` trains: RESfM, ESFM* (no outlier head) and RESfM without the
 loss's gradient normalisation (the `robust_sfm.sweep` ablation)."""
+
+ROW_METRICS = (
+    Metric(
+        "*/rot_before",
+        "lower",
+        "median over the test scenes (of a regime or a point of a curve) of the scene's median "
+        "rotation error (degrees) of the network's reconstruction before BA, after aligning to "
+        "GT; cameras not reconstructed count as 180",
+    ),
+    Metric("*/rot_after", "lower", "the same after the whole pipeline (or the classical mapper)"),
+    Metric(
+        "*/rot_mean_after",
+        "lower",
+        "the scene's mean instead of median rotation error after the pipeline (median over scenes)",
+    ),
+    Metric(
+        "*/trans_before",
+        "lower",
+        "median translation error (GT units) of the reconstructed cameras before BA",
+    ),
+    Metric("*/trans_after", "lower", "the same after the pipeline"),
+    Metric("*/cameras_after", "higher", "fraction of the scene's cameras reconstructed"),
+    Metric(
+        "*/registered_after",
+        "higher",
+        "fraction of the scene's cameras reconstructed with a mean reprojection error under 5 px",
+    ),
+    Metric("*/f1", "higher", "outlier F1 of RESfM's mask (outlier = positive)"),
+    Metric("*/precision", "higher", "outlier precision of RESfM's mask"),
+    Metric("*/recall", "higher", "outlier recall of RESfM's mask"),
+    Metric("*/f1_*", "higher", "outlier F1 over the inliers and one kind of outlier"),
+    Metric("*/recall_*", "higher", "recall of one kind of outlier"),
+    Metric(
+        "*/best_step", "none", "the training step of the best checkpoint (0: the initial weights)"
+    ),
+)
+"""The glossary of `run_methods`'s rows and of the trained networks' checkpoints (the
+experiments add their own entries, wall times included)."""
 
 
 @configclass

@@ -19,6 +19,7 @@ from iclr25.papers.robust_sfm.method import RESfMNet
 from iclr25.papers.robust_sfm.protocol import (
     METHODS,
     REGIMES,
+    ROW_METRICS,
     NetworkSetup,
     SceneSpec,
     accumulate,
@@ -303,44 +304,12 @@ CLAIMS = (
 )
 
 METRICS = (
-    Metric(
-        "*/rot_before",
-        "lower",
-        "median over the regime's test scenes of the scene's median "
-        "rotation error (degrees) of the network's reconstruction before BA, after aligning "
-        "to GT; cameras not reconstructed count as 180",
-    ),
-    Metric("*/rot_after", "lower", "the same after the whole pipeline (or the classical mapper)"),
-    Metric(
-        "*/rot_mean_after",
-        "lower",
-        "the scene's mean instead of median rotation error after the pipeline (median over scenes)",
-    ),
-    Metric(
-        "*/trans_before",
-        "lower",
-        "median translation error (GT units) of the reconstructed cameras before BA",
-    ),
-    Metric("*/trans_after", "lower", "the same after the pipeline"),
-    Metric("*/cameras_after", "higher", "fraction of the scene's cameras reconstructed"),
-    Metric(
-        "*/registered_after",
-        "higher",
-        "fraction of the scene's cameras reconstructed with a mean reprojection error under 5 px",
-    ),
-    Metric("*/f1", "higher", "outlier F1 of RESfM's mask (outlier = positive)"),
-    Metric("*/precision", "higher", "outlier precision of RESfM's mask"),
-    Metric("*/recall", "higher", "outlier recall of RESfM's mask"),
-    Metric("*/f1_*", "higher", "outlier F1 over the inliers and one kind of outlier"),
-    Metric("*/recall_*", "higher", "recall of one kind of outlier"),
+    *ROW_METRICS,
     Metric(
         "*/val_accuracy",
         "higher",
         "RESfM's validation outlier accuracy at its best "
         "checkpoint (1 - outlier rate when it flags nothing)",
-    ),
-    Metric(
-        "*/best_step", "none", "the training step of the best checkpoint (0: the initial weights)"
     ),
     Metric("*/train_seconds", "lower", "training wall time", volatile=True),
     Metric(

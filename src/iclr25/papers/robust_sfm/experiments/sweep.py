@@ -27,6 +27,7 @@ from iclr25.core.experiment import Experiment, Metric
 from iclr25.core.plotting import figure_path, pyplot, save
 from iclr25.papers.robust_sfm.data import OUTLIER_TYPES
 from iclr25.papers.robust_sfm.protocol import (
+    ROW_METRICS,
     NetworkSetup,
     SceneSpec,
     accumulate,
@@ -319,33 +320,7 @@ CLAIMS = (
 )
 
 METRICS = (
-    Metric(
-        "*/rot_before",
-        "lower",
-        "median over the point's test scenes of the scene's median rotation error (degrees) "
-        "of the network's reconstruction before BA, after aligning to GT; cameras not "
-        "reconstructed count as 180",
-    ),
-    Metric("*/rot_after", "lower", "the same after the whole pipeline"),
-    Metric(
-        "*/rot_mean_after", "lower", "the scene's mean instead of median rotation error after BA"
-    ),
-    Metric("*/trans_before", "lower", "median translation error (GT units) before BA"),
-    Metric("*/trans_after", "lower", "the same after the pipeline"),
-    Metric("*/cameras_after", "higher", "fraction of the scene's cameras reconstructed"),
-    Metric(
-        "*/registered_after",
-        "higher",
-        "fraction of the scene's cameras reconstructed with a mean reprojection error under 5 px",
-    ),
-    Metric("*/f1", "higher", "outlier F1 of RESfM's mask (outlier = positive)"),
-    Metric("*/precision", "higher", "outlier precision of RESfM's mask"),
-    Metric("*/recall", "higher", "outlier recall of RESfM's mask"),
-    Metric("*/f1_*", "higher", "outlier F1 over the inliers and one kind of outlier"),
-    Metric("*/recall_*", "higher", "recall of one kind of outlier"),
-    Metric(
-        "*/best_step", "none", "the training step of the best checkpoint (0: the initial weights)"
-    ),
+    *ROW_METRICS,
     Metric("*/train/seconds", "lower", "training wall time", volatile=True),
     Metric("*/seconds", "lower", "wall time per scene of the whole pipeline", volatile=True),
 )
