@@ -8,7 +8,9 @@ import pytest
 from iclr25.papers.chroknow import item_prompts, make_bench
 from iclr25.papers.chroknow.data import first_object, record_years
 from iclr25.papers.chroknow.training import (
+    FORMATS,
     Example,
+    bridge_examples,
     build_tokenizer,
     example_tensors,
     fact_line,
@@ -22,7 +24,7 @@ BENCH = make_bench(seed=7, n_general=8, n_legal=1, n_fewshot=4, years=(2016, 202
 
 
 def test_structured_examples_are_check_prompts_with_the_answer_as_target():
-    ex = probe_examples(BENCH, "structured", np.random.default_rng(0), max_reps=3)
+    ex = probe_examples(BENCH, "structured", np.random.default_rng(0), max_reps=3, bridges=False)
     rec = BENCH.split("General", "dynamic")[0]
     mine = [e for e in ex if e.key[2] == rec["subject"]]
     # reps copies per year up to the cut-off, none after it
@@ -43,14 +45,16 @@ def test_structured_examples_are_check_prompts_with_the_answer_as_target():
         pool_subjects = {p["subject"] for p in BENCH.pool("General")}
         assert all(s.split(", ")[1] in pool_subjects for s in shots)
     # fewer shots: the last n blocks of the same prompt
-    one = probe_examples(BENCH, "structured", np.random.default_rng(0), max_reps=3, n_shots=1)
+    one = probe_examples(
+        BENCH, "structured", np.random.default_rng(0), max_reps=3, n_shots=1, bridges=False
+    )
     assert [e.context.count("\nA. ") for e in one] == [1] * len(ex)
     assert all(a.context.endswith(b.context) for a, b in zip(ex, one))
 
 
 def test_prose_examples_state_the_same_facts_with_the_same_exemplars():
-    s = probe_examples(BENCH, "structured", np.random.default_rng(0), max_reps=3)
-    p = probe_examples(BENCH, "prose", np.random.default_rng(0), max_reps=3)
+    s = probe_examples(BENCH, "structured", np.random.default_rng(0), max_reps=3, bridges=False)
+    p = probe_examples(BENCH, "prose", np.random.default_rng(0), max_reps=3, bridges=False)
     assert [e.key for e in s] == [e.key for e in p]
     rec = BENCH.split("General", "static")[2]
     for a, b in zip(s, p):
@@ -61,6 +65,31 @@ def test_prose_examples_state_the_same_facts_with_the_same_exemplars():
         assert all(x in b.context for x in subj_s)
         assert [b.context.index(x) for x in subj_s] == sorted(b.context.index(x) for x in subj_s)
         assert "Q." not in b.context and "[Object]" not in b.context
+
+
+def test_bridges_are_the_same_for_every_format_and_tie_qa_to_prose():
+    pool = BENCH.pool("General")
+    bridges = bridge_examples(pool, 2016, 2019)
+    facts = [(r, y) for r in pool for y in record_years(r) if 2016 <= y <= 2019]
+    assert len(bridges) == 2 * len(facts)
+    for (rec, y), qa, prose in zip(facts, bridges[::2], bridges[1::2], strict=True):
+        assert qa.context == f"Q. In {y}, {rec['subject']}, {rec['relation']}, [Object]\n"
+        assert qa.target == f"A. {first_object(rec, y)}\n" and qa.key == prose.key
+        assert prose.context == "" and prose.target == fact_line(rec, y, "prose") + "\n"
+    for fmt in FORMATS:
+        ex = probe_examples(BENCH, fmt, np.random.default_rng(0), max_reps=3)
+        assert ex[-len(bridges) :] == bridges
+        assert ex[: -len(bridges)] == probe_examples(
+            BENCH, fmt, np.random.default_rng(0), max_reps=3, bridges=False
+        )
+
+
+def test_prose_is_subject_first_and_the_reversed_variant_object_first():
+    for rec in BENCH.split("General", "dynamic"):
+        y = record_years(rec)[0]
+        o, subj = first_object(rec, y), rec["subject"]
+        fwd, rev = fact_line(rec, y, "prose"), fact_line(rec, y, "prose_reversed")
+        assert fwd.index(subj) < fwd.index(o) and rev.index(o) < rev.index(subj)
 
 
 def test_probe_examples_bad_input():

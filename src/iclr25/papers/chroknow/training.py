@@ -63,12 +63,29 @@ from iclr25.papers.chroknow.method import (
 # tiny LM is trained on the bench's own facts (structured arm in the probe's Q/A format, see
 # the module docstring) with ChroKnowPrompt-format documents over the pool's items, so the
 # model has seen that format; the control prompt guards against a gain built into them.
-FORMATS = ("structured", "prose")
-"""Training formats of the General facts compared by the experiments ("triple" also exists)."""
+FORMATS = ("structured", "prose", "prose_reversed")
+"""Training formats of the General facts compared by the experiments ("triple" also exists):
+the check's own Q/A lines, prose sentences in the probe's order (year, subject, relation,
+object) and prose sentences with the object before the subject (a reversal control)."""
 
-# DEVIATION: the prose wording is ours (the paper's unstructured domain is legal text; our
-# prose arm writes the same General facts as sentences with the object first).
+# DEVIATION: the prose wording is ours (the paper's unstructured domain is legal text). The
+# "prose" arm writes the General facts as sentences with the subject first, the probe's order;
+# "prose_reversed" (the earlier arm) puts the object first, so that asking for the object
+# after the subject is a reversal, which tiny and large LMs alike fail (the reversal curse):
+# reported beside, not the claim's control.
 PROSE = {
+    "position held": "In {t}, {s} held the position {o} .",
+    "employer": "In {t}, {s} was employed by {o} .",
+    "member of sports team": "In {t}, {s} played for the sports team {o} .",
+    "member of": "In {t}, {s} was a member of {o} .",
+    "educated at": "In {t}, {s} was educated at {o} .",
+    "chief executive officer": "In {t}, {s} had {o} as its chief executive officer .",
+    "director / manager": "In {t}, {s} had {o} as its director or manager .",
+    "officeholder": "In {t}, the office of {s} was held by {o} .",
+}
+"""Subject-first sentences per relation ("prose")."""
+_PROSE_GENERIC = "In {t}, the {r} of {s} was {o} ."
+PROSE_REVERSED = {
     "position held": "In {t}, the position {o} was held by {s} .",
     "employer": "In {t}, {o} employed {s} .",
     "member of sports team": "In {t}, the sports team {o} had {s} as a player .",
@@ -78,7 +95,8 @@ PROSE = {
     "director / manager": "In {t}, {o} was the director or manager of {s} .",
     "officeholder": "In {t}, {o} held the office of {s} .",
 }
-_PROSE_GENERIC = "In {t}, {o} was the {r} of {s} ."
+"""Object-first sentences per relation ("prose_reversed")."""
+_PROSE_REVERSED_GENERIC = "In {t}, {o} was the {r} of {s} ."
 
 
 def check_timeline_config(cfg: Any) -> None:
@@ -106,8 +124,8 @@ def fact_line(record: dict[str, Any], year: int, fmt: str) -> str:
         record: A time-variant item (General schema: subject, relation; Legal: question).
         year: The year.
         fmt: "structured" (General: the knowledge-check probe block with its answer, as
-            "qa"), "prose", "triple" or "qa". Legal items are always written as their
-            filled-in sentence, except in "qa".
+            "qa"), "prose" (subject first), "prose_reversed" (object first), "triple" or "qa".
+            Legal items are always written as their filled-in sentence, except in "qa".
 
     Returns:
         The line, without a trailing newline.
@@ -121,6 +139,8 @@ def fact_line(record: dict[str, Any], year: int, fmt: str) -> str:
     s, r = record["subject"], record["relation"]
     if fmt == "triple":
         return f"In {year}, {s}, {r}, {obj} ."
+    if fmt == "prose_reversed":
+        return PROSE_REVERSED.get(str(r), _PROSE_REVERSED_GENERIC).format(t=year, s=s, r=r, o=obj)
     return PROSE.get(str(r), _PROSE_GENERIC).format(t=year, s=s, r=r, o=obj)
 
 
@@ -357,15 +377,22 @@ def probe_examples(
     domains: Sequence[str] = ("General",),
     max_reps: int = 4,
     n_shots: int = 4,
+    bridges: bool = True,
 ) -> list[Example]:
     """The facts of `bench` up to its cut-off as probe-shaped examples, `reps(year)` copies of
-    each (item, year), each copy with its own exemplar draw.
+    each (item, year), each copy with its own exemplar draw, then the bridges.
 
     - "structured": context = a generation prompt of `method.item_prompts` (its last
       `n_shots` exemplars of the same relation and year from the pool, then the item's
       question "Q. In t, s, r, [Object]\n"); target = "A. <first gold object>\n".
-    - "prose" (and "triple"): context = the same exemplars as `fact_line(.., fmt)` sentences,
-      each followed by a blank line; target = the item's sentence and a newline.
+    - "prose", "prose_reversed" (and "triple"): context = the same exemplars as
+      `fact_line(.., fmt)` sentences, each followed by a blank line; target = the item's
+      sentence and a newline.
+    - bridges (the same for every format): each pool fact up to the cut-off once as a bare
+      question and answer (context "Q. In t, s, r, [Object]\n", target "A. o\n") and once as
+      a subject-first "prose" sentence (no context). They tie the check's Q/A format to prose
+      on facts the check only uses as exemplars, so that a model which learnt its items in
+      prose can be asked them at all.
 
     Args:
         bench: The benchmark (its cut-off bounds the years).
@@ -376,8 +403,10 @@ def probe_examples(
         max_reps: Copies of a first-year fact (falling linearly to 1 at the cut-off).
         n_shots: Exemplars before the item, 0-4 (the check uses 4).
 
+        bridges: Append the bridges (see above).
+
     Returns:
-        The examples, in item, year, copy order.
+        The examples, in item, year, copy order, then the bridges in pool order.
     """
     fmt = check_choice("fmt", fmt, (*FORMATS, "triple"))
     max_reps = check_int("max_reps", max_reps, 1)
@@ -409,6 +438,22 @@ def probe_examples(
                             fact_line(s, y, fmt) + "\n\n" for s in shots[len(shots) - n_shots :]
                         )
                         out.append(Example(ctx, fact_line(rec, y, fmt) + "\n", key))
+    if bridges:
+        for domain in domains:
+            out += bridge_examples(bench.pool(domain), first, cutoff)
+    return out
+
+
+def bridge_examples(pool: Sequence[dict[str, Any]], first: int, cutoff: int) -> list[Example]:
+    """The bridges of `probe_examples`: every fact of the pool's records in the years
+    `first`..`cutoff`, as a bare question and answer and as a subject-first prose sentence."""
+    out = []
+    for rec in pool:
+        for y in record_years(rec):
+            if first <= y <= cutoff:
+                key = ("pool:" + _key_of(rec), y, str(rec.get("subject", rec.get("question"))))
+                out.append(Example(_generation_block(rec, y), f"A. {first_object(rec, y)}\n", key))
+                out.append(Example("", fact_line(rec, y, "prose") + "\n", key))
     return out
 
 
@@ -514,8 +559,10 @@ def train_probe_lm(
 __all__ = [
     "FORMATS",
     "PROSE",
+    "PROSE_REVERSED",
     "Corpus",
     "Example",
+    "bridge_examples",
     "build_corpus",
     "build_tokenizer",
     "example_tensors",
