@@ -34,6 +34,7 @@ from iclr25.papers.chroknow.training import (
     question_texts,
     train_probe_lm,
 )
+from iclr25.papers.chroknow.tune import TUNED
 
 
 @configclass
@@ -58,8 +59,12 @@ class ElicitationConfig:
     """Training epochs (the same for both formats)."""
     batch_size: Annotated[int, Range(1, None)] = 8
     """Examples per optimiser step."""
-    lr: Annotated[float, Range(0, None, low_open=True)] = 3e-3
-    """Peak AdamW learning rate (cosine decay)."""
+    lr_structured: Annotated[float, Range(0, None, low_open=True)] = TUNED["structured"]
+    """Peak AdamW learning rate (cosine decay) of the structured arm (`tune.TUNED`)."""
+    lr_prose: Annotated[float, Range(0, None, low_open=True)] = TUNED["prose"]
+    """The same for the subject-first prose arm."""
+    lr_prose_reversed: Annotated[float, Range(0, None, low_open=True)] = TUNED["prose_reversed"]
+    """The same for the object-first prose arm."""
     n_sets: Annotated[int, Range(1, None)] = 3
     """Exemplar sets per item and year (official: 5)."""
     max_new_tokens: Annotated[int, Range(1, None)] = 8
@@ -178,7 +183,7 @@ def run(cfg: ElicitationConfig, ctx: RunContext) -> dict[str, float]:
             n_layers=cfg.n_layers,
             epochs=cfg.epochs,
             batch_size=cfg.batch_size,
-            lr=cfg.lr,
+            lr=getattr(cfg, f"lr_{fmt}"),
             name=f"chroknow-{fmt}",
             log=lambda e, loss, fmt=fmt, losses=losses: (
                 losses.append(loss),
