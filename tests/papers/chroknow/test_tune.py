@@ -1,7 +1,14 @@
 """The training grid's choice rule: the most Known on average over the tuning seeds, ties to
 the lower mean loss; the seeds are disjoint from the claim seeds."""
 
-from iclr25.papers.chroknow.tune import TUNE_SEEDS, chosen
+import json
+from pathlib import Path
+
+from iclr25.papers.chroknow.experiments.elicitation import PRESETS
+from iclr25.papers.chroknow.training import FORMATS
+from iclr25.papers.chroknow.tune import LRS, TUNE_SEEDS, TUNED, chosen
+
+RESULT = Path(__file__).resolve().parents[3] / "benchmarks" / "results" / "chroknow_tuning.json"
 
 
 def test_chosen_maximises_mean_known_then_lowest_loss():
@@ -17,3 +24,13 @@ def test_chosen_maximises_mean_known_then_lowest_loss():
     ]
     assert chosen(rows) == {"structured": 6e-3, "prose": 3e-3}
     assert not set(TUNE_SEEDS) & set(range(10))
+
+
+def test_committed_choice_is_the_files_and_interior():
+    data = json.loads(RESULT.read_text())
+    assert data["chosen"] == TUNED and set(TUNED) == set(FORMATS)
+    assert list(data["grid"]) == list(LRS) and list(data["seeds"]) == list(TUNE_SEEDS)
+    assert len(data["rows"]) == len(LRS) * len(TUNE_SEEDS) * len(FORMATS)
+    for fmt, lr in TUNED.items():
+        assert LRS[0] < lr < LRS[-1], f"{fmt}: {lr} on the grid's edge"
+        assert getattr(PRESETS["full"], f"lr_{fmt}") == lr

@@ -31,52 +31,38 @@ structured triples or as prose sentences, Legal as filled-in prose, copies falli
 1 at the cut-off and none after it, the pool's items in the probe and ChroKnowPrompt formats)
 and `train_chroknow_lm` (core/lm's `train_tiny_lm`, loss on every token); probe-shaped
 examples (`probe_examples`) and `train_probe_lm` (the loss on each example's answer only);
-`tune.py`, the training grid on a bench seed disjoint from the claim seeds;
+`tune.py`, the training grid on bench seeds disjoint from the claim seeds;
 `experiments/elicitation.py` and `experiments/prompting.py` (config, presets, claims, metric
 glossary, `run`; smoke presets run in about 2 s).
 
 What remains (issue 24), exactly:
 
-1. Recall. DONE for the structured arm by probe-shaped training (`training.probe_examples`,
-   `training.train_probe_lm`: each copy of a fact is the check's own prompt, 4 pool exemplars
-   of the same relation and year then the item's question, with the loss on "A. <object>\n"
-   only; `experiments/elicitation.py` uses it). Earlier document training (loss on every token,
-   `build_corpus` + `train_chroknow_lm`) gave Known 0 in every try: the model copied the
-   previous exemplar's object or emitted an empty line. Measured on bench seed 100 (disjoint
-   from the claim seeds 0-9), d_model 64, 2 layers, 2018-2023, cut-off 2021, check with n_sets
-   2-3; times are wall seconds at nice 19 on 2 cores shared with other sessions, load average
-   in brackets:
-   (a) 16 items per state, max_reps 6 (480 examples), batch 32, 40 epochs, lr 3e-3: train
-       240 s, check 23 s [7.9]; loss 0.028; dynamic Known 0.19 / Partial known 0.12 / Cut-off
-       0.69 / Unknown 0 (pre-cut-off years correct 0.94, post 0.19); static Known 1.0.
-   (b) 8 items, max_reps 4 (160 examples), batch 32, 30 epochs (150 steps): 57 s [7.7], loss
-       0.32, dynamic years not learnt (pre correct 0.09), static Known 1.0. The same with
-       1 exemplar per training example (checked with 4): 20 s, loss 0.48, static Known 0.12, so
-       fewer exemplars in training breaks recall; lr 1e-2, 15 epochs: loss 0.88, static 0.5.
-   (c) 8 items, max_reps 4, batch 8, 30 epochs (600 steps), lr 3e-3 (the quick preset's
-       training now): train 39.5 s, check 4.9 s [5.8]; loss 0.059; dynamic Known 0 / Partial
-       0.12 / Cut-off 0.88 / Unknown 0 (pre correct 0.72, post 0.06); static Known 0.88 /
-       Partial 0.12. Batch 8 with 15 epochs and lr 6e-3: 15 s, loss 0.32, dynamic pre 0.12,
-       static Known 1.0; batch 8, 20 epochs, d_model 32: 22 s, loss 0.35, dynamic pre 0.22.
-   (d) prose arm, 8 items, max_reps 4, batch 32, 30 epochs: 28.8 s [7.3], loss 0.29, Unknown
-       1.0 on both states. The prose arm is never asked in the probe's format and its
-       sentences put the object before the subject, so its Unknown is by construction (the
-       extreme case of finding 1); a fairer prose arm (subject first, or pool items in both
-       formats as bridges) is not built.
-   Static Known > dynamic Known and a Cut-off mass after 2021 come out of (a) and (c) as the
-   paper describes (post-cut-off years are never trained; dynamic items that change after
-   2021 become Cut-off).
-   Still to do: the training grid `tune.py` (lr x 3 per format at the quick sizes, same grid
-   for both arms; `python -m iclr25.papers.chroknow.tune`) ran one point (structured lr 1.5e-3:
-   Known 0.56 over both states, loss 0.17) before the machine was saturated by nice-0 jobs;
-   run it to the end, commit its output in `GRID_RESULT` and set each arm's lr from it.
-2. Presets. elicitation quick = 8 items per state, max_reps 4, batch 8, 30 epochs, n_sets 3;
-   full = 16 items, n_sets 5. Not timed as presets: (c)+(d) suggest about 75 s per seed at
-   load ~6 (structured ~40 s, prose ~20-30 s, checks ~10-15 s), i.e. an idle machine has to be
-   3-4x faster for quick (3 seeds, --jobs 2) to fit 60 s. Time it on an idle machine
-   (`--jobs 1`, halve); if too slow, cut max_reps to 3 or n_sets to 2 at quick. The new smoke
-   (2 items, max_reps 1, 1 epoch, d_model 8) passed its test but was not timed idle. Then run
-   quick and full and write each claim's `expect` from what they give (NOT measured yet).
+1. Recall and the arms (session 27, idle machine unless stated). Probe-shaped training
+   (`training.probe_examples`, `train_probe_lm`: each copy of a fact is the check's own
+   prompt, 4 pool exemplars of the same relation and year then the item's question, the loss
+   on the answer only) gives the structured arm recall; document training (loss on every
+   token, `build_corpus` + `train_chroknow_lm`) gave Known 0 (the model copied the previous
+   exemplar's object). The earlier prose arm wrote each fact object-first and never saw the
+   check's Q/A format, so its Unknown 1.0 was by construction. Now: "prose" is subject-first
+   (the probe's order), the object-first arm is kept as "prose_reversed" (a reversal
+   control), and every arm trains on the same bridges (`training.bridge_examples`: each pool
+   fact up to the cut-off as a bare Q/A pair and as a subject-first sentence). The grid
+   (`tune.py`, 5 learning rates 3.75e-4..6e-3 x 2 tuning seeds x 3 arms, quick sizes;
+   benchmarks/results/chroknow_tuning.json, clean clone of 4203fc2, 287 s at --jobs 2, load
+   0.41 before): structured 1.5e-3 (Known 0.53 mean; 0.47 / 0.50 / 0.53 / 0.50 / 0.41 over
+   the grid), both prose arms Known 0 at every rate (a few Partial / Cut-off items), so their
+   choice is the lowest loss (3e-3 each); every choice interior. So even with the bridges the
+   tiny LM does not carry facts learnt in prose into the Q/A probe. Not yet measured: whether
+   the prose model knows its facts in its own format (a completion probe "In t, s <relation
+   phrase>" -> o would tell a format gap from a failure to learn; add it as a metric before
+   the claims are written).
+2. Presets. The quick preset (8 items per state, max_reps 4, batch 8, 30 epochs, n_sets 3,
+   three arms) takes 58 s per seed at 2 jobs (load 1.2 at the start: the grid had just
+   ended), so 3 seeds take about 2 minutes: too slow for 60 s. Cut it (e.g. quick trains only
+   the structured and prose arms, a `formats` config field, and/or 20 epochs) and retime on an
+   idle machine. Quick seeds 0-1 gave: structured Known 0.5 (static 1.0, dynamic 0 with
+   Cut-off 0.88), prose 0 and prose_reversed 0 (Unknown 0.94-1.0). Then run quick and full
+   (16 items, n_sets 5, 10 seeds) from a clean clone and write each claim's `expect`.
    `experiments/prompting.py` still trains on documents (`build_corpus`, loss on every token)
    and so still has Known 0: move it to probe-shaped training, with ChroKnowPrompt-format
    examples of the pool's items (loss on the answer only) so the model knows that format, and

@@ -6,11 +6,13 @@ Finding (1) of the abstract is about the *training* format; finding (2) about pa
 and cut-offs. The facts are fictional (`data.make_bench`), so the model knows exactly what it
 was shown; no claim is made about real LLMs (the `lm` backends run the same check on one).
 
-Both arms train on probe-shaped examples (`training.probe_examples`, `train_probe_lm`): the same
-facts, copies and exemplar draws, the loss on the item's statement only; the structured arm's
-statement is the check's own "A. <object>" answer after its question, the prose arm's a
-sentence with the object first after prose exemplars. The prose arm is therefore never asked
-its facts in the probe's format: a format gap by construction (the extreme case of finding 1).
+Every arm trains on probe-shaped examples (`training.probe_examples`, `train_probe_lm`): the
+same facts, copies and exemplar draws, the loss on the item's statement only; the structured
+arm's statement is the check's own "A. <object>" answer after its question, the prose arm's a
+subject-first sentence after prose exemplars, the reversed arm's an object-first sentence (a
+reversal control). Every arm also trains on the same bridges: each pool fact up to the cut-off
+as a bare question and answer and as a subject-first sentence, so that the check's Q/A format
+is known to every model and only the format of the items' own facts differs.
 """
 
 from __future__ import annotations
