@@ -14,6 +14,7 @@ from iclr25.papers.chroknow.training import (
     build_tokenizer,
     example_tensors,
     fact_line,
+    own_format_recall,
     probe_examples,
     question_texts,
     reps,
@@ -139,3 +140,33 @@ def test_question_texts_hold_every_question_and_no_answer():
     assert len(texts) == sum(len(record_years(r)) for r in recs)
     assert all(t.startswith("Q. In ") and t.endswith("[Object]\n") for t in texts)
     assert "A. " not in "".join(texts)
+
+
+class _Oracle:
+    """An LM that answers every own-format prompt with the object the test expects."""
+
+    def __init__(self, answers):
+        self.answers, self.prompts = answers, []
+
+    def generate(self, prompts, max_new_tokens=8, temperature=0.0, stop=()):
+        self.prompts += prompts
+        return [self.answers.get(p, "nobody") + " ." for p in prompts]
+
+
+def test_own_format_recall_completes_the_statement_up_to_its_object():
+    for fmt in ("structured", "prose"):
+        ex = probe_examples(BENCH, fmt, np.random.default_rng(0), max_reps=2)
+        items = [e for e in ex if not e.key[0].startswith("pool:")]
+        recs = {r["subject"]: r for (d, _), rs in BENCH.items.items() if d == "General" for r in rs}
+        answers = {}
+        for e in items:
+            obj = first_object(recs[e.key[2]], e.key[1])
+            answers[e.context + e.target[: e.target.index(obj)]] = obj
+        lm = _Oracle(answers)
+        assert own_format_recall(lm, ex, BENCH) == 1.0
+        assert len(lm.prompts) == len({e.key for e in items})  # one prompt per fact
+        if fmt == "structured":
+            assert all(p.endswith("[Object]\nA. ") for p in lm.prompts)
+        assert own_format_recall(_Oracle({}), ex, BENCH) == 0.0
+    rev = probe_examples(BENCH, "prose_reversed", np.random.default_rng(0), max_reps=2)
+    assert np.isnan(own_format_recall(_Oracle({}), rev, BENCH))

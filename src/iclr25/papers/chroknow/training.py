@@ -444,6 +444,41 @@ def probe_examples(
     return out
 
 
+def own_format_recall(
+    lm: Any, examples: Sequence[Example], bench: ChroKnowBench, max_new_tokens: int = 8
+) -> float:
+    """How many of the facts a model was trained on it completes in its *own* training format:
+    for each item example of `probe_examples` (not a bridge), the prompt is the example's
+    context and the item's statement up to its object (structured: "... A. "; prose: "In t,
+    s <relation phrase> "), and the fact counts as recalled when the greedy continuation
+    starts with the object. This tells an arm that knows its facts but cannot be asked them in
+    the check's format from one that did not learn them.
+
+    Returns:
+        The fraction recalled over the distinct (item, year) facts, or NaN when no statement
+        has its object after its subject (the object-first format: nothing to complete).
+    """  # fmt: skip
+    subjects = {
+        str(r.get("subject", r.get("question"))): r
+        for recs in bench.items.values() for r in recs
+    }  # fmt: skip
+    prompts, objects, seen = [], [], set()
+    for e in examples:
+        if e.key[0].startswith("pool:") or e.key in seen:
+            continue
+        seen.add(e.key)
+        obj = first_object(subjects[e.key[2]], e.key[1])
+        at = e.target.find(obj)
+        if at < 0 or (e.key[2] in e.target and e.target.find(e.key[2]) > at):
+            continue  # the object comes before the subject: no completion asks for it
+        prompts.append(e.context + e.target[:at])
+        objects.append(obj)
+    if not prompts:
+        return float("nan")
+    outs = lm.generate(prompts, max_new_tokens=max_new_tokens, temperature=0.0, stop=("\n",))
+    return float(np.mean([o.strip().startswith(obj) for o, obj in zip(outs, objects, strict=True)]))
+
+
 def bridge_examples(pool: Sequence[dict[str, Any]], first: int, cutoff: int) -> list[Example]:
     """The bridges of `probe_examples`: every fact of the pool's records in the years
     `first`..`cutoff`, as a bare question and answer and as a subject-first prose sentence."""
@@ -567,6 +602,7 @@ __all__ = [
     "build_tokenizer",
     "example_tensors",
     "fact_line",
+    "own_format_recall",
     "probe_examples",
     "question_texts",
     "reps",

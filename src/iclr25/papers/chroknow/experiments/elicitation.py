@@ -32,6 +32,7 @@ from iclr25.papers.chroknow.training import (
     FORMATS,
     build_tokenizer,
     check_timeline_config,
+    own_format_recall,
     probe_examples,
     question_texts,
     train_probe_lm,
@@ -148,6 +149,13 @@ METRICS = (
         "incorrect); _pre/_post: years up to / after the cut-off",
     ),
     Metric("*/train_loss", "lower", "final mean training loss per answer (target) token"),
+    Metric(
+        "*/own_recall",
+        "higher",
+        "share of the trained facts (item, year up to the cut-off) the model completes in its "
+        "own training format (the training context, then the statement up to the object); not "
+        "reported for the object-first arm",
+    ),
 )
 
 
@@ -218,6 +226,9 @@ def run(cfg: ElicitationConfig, ctx: RunContext) -> dict[str, float]:
                 )
         for k, v in summarize(every).items():
             out[f"{fmt}/{k}"] = v
+        own = own_format_recall(lm, examples, bench, cfg.max_new_tokens)
+        if np.isfinite(own):  # the object-first arm has no statement to complete
+            out[f"{fmt}/own_recall"] = own
     return out
 
 
