@@ -213,6 +213,15 @@ class NetworkSetup:
         )  # fmt: skip
 
 
+SMOKE_SETUP: dict = {
+    "num_train": 2, "num_val": 1,
+    "train_scene": SceneSpec(num_cameras=8, num_points=100, forward_points=250),
+    "scene": SceneSpec(num_cameras=8, num_points=100, forward_points=250),
+    "features": 8, "steps": 4, "batch_size": 1, "validate_every": 2, "finetune_epochs": 2,
+}  # fmt: skip
+"""The smallest `NetworkSetup` values (the experiments' smoke presets)."""
+
+
 def training_scenes(
     spec: SceneSpec,
     layout: str,

@@ -20,6 +20,7 @@ from iclr25.papers.robust_sfm.protocol import (
     METHODS,
     REGIMES,
     ROW_METRICS,
+    SMOKE_SETUP,
     NetworkSetup,
     SceneSpec,
     accumulate,
@@ -110,16 +111,8 @@ def run(cfg: OutliersConfig, ctx: RunContext) -> dict[str, float]:
 
 PRESETS = {
     "smoke": OutliersConfig(
-        num_train=2,
-        num_val=1,
-        train_scene=SceneSpec(num_cameras=8, num_points=100, forward_points=250),
-        scene=SceneSpec(num_cameras=8, num_points=100, forward_points=250),
-        features=8,
-        steps=4,
-        batch_size=1,
-        validate_every=2,
+        **SMOKE_SETUP,
         num_test=1,
-        finetune_epochs=2,
     ),
     "quick": OutliersConfig(
         num_train=12,

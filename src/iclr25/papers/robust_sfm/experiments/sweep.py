@@ -28,6 +28,7 @@ from iclr25.core.plotting import figure_path, pyplot, save
 from iclr25.papers.robust_sfm.data import OUTLIER_TYPES
 from iclr25.papers.robust_sfm.protocol import (
     ROW_METRICS,
+    SMOKE_SETUP,
     NetworkSetup,
     SceneSpec,
     accumulate,
@@ -165,15 +166,7 @@ def curve_figures(results: Sequence[Any], out_dir: Path) -> list[Path]:
 
 PRESETS = {
     "smoke": SweepConfig(
-        num_train=2,
-        num_val=1,
-        train_scene=SceneSpec(num_cameras=8, num_points=100, forward_points=250),
-        scene=SceneSpec(num_cameras=8, num_points=100, forward_points=250),
-        features=8,
-        steps=4,
-        batch_size=1,
-        validate_every=2,
-        finetune_epochs=2,
+        **SMOKE_SETUP,
         rates=(0.4,),
         num_curve=1,
         num_hard=1,
