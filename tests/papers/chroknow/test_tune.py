@@ -4,6 +4,9 @@ the lower mean loss; the seeds are disjoint from the claim seeds."""
 import json
 from pathlib import Path
 
+import pytest
+
+from iclr25.core.config import ConfigError, apply_overrides
 from iclr25.papers.chroknow.experiments.elicitation import PRESETS
 from iclr25.papers.chroknow.training import FORMATS
 from iclr25.papers.chroknow.tune import LRS, TUNE_SEEDS, TUNED, chosen
@@ -34,3 +37,9 @@ def test_committed_choice_is_the_files_and_interior():
     for fmt, lr in TUNED.items():
         assert LRS[0] < lr < LRS[-1], f"{fmt}: {lr} on the grid's edge"
         assert getattr(PRESETS["full"], f"lr_{fmt}") == lr
+
+
+def test_elicitation_refuses_unknown_or_no_formats():
+    for bad in ("formats=('structured','xml')", "formats=()"):
+        with pytest.raises(ConfigError, match="formats"):
+            apply_overrides(PRESETS["quick"], [bad])

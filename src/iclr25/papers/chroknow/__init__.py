@@ -57,14 +57,16 @@ What remains (issue 24), exactly:
    statement up to its object, greedy) is 0.97-0.98 for the prose arm on quick seeds 0-1
    (structured 0.80-0.94), while the prose arm answers 0 of its pre-cut-off item-years in
    the check: a format gap, no longer one by construction.
-2. Presets. The quick preset (8 items per state, max_reps 4, batch 8, 30 epochs, n_sets 3,
-   three arms) takes 58 s per seed at 2 jobs (load 1.2 at the start: the grid had just
-   ended), so 3 seeds take about 2 minutes: too slow for 60 s. Cut it (e.g. quick trains only
-   the structured and prose arms, a `formats` config field, and/or 20 epochs) and retime on an
-   idle machine (seeds 0-1 again with own_recall: 63 s a seed, 66 s wall at 2 jobs, load 0.86
-   before). Quick seeds 0-1 gave: structured Known 0.5 (static 1.0, dynamic 0 with Cut-off
-   0.88), prose 0 and prose_reversed 0 (Unknown 0.94-1.0). Then run quick and full
-   (16 items, n_sets 5, 10 seeds) from a clean clone and write each claim's `expect`.
+2. Presets. Three arms at the old quick sizes (8 items, max_reps 4, batch 8, 30 epochs,
+   n_sets 3) took 63 s a seed (66 s wall for 2 seeds at 2 jobs, load 0.86 before): too slow
+   for quick. Quick is now 8 items, the structured and prose arms only (`formats`), 15 epochs
+   (the grid ran at 30, the full preset's epochs), n_sets 2: 20.6-22.6 s a seed, 44.8 s wall
+   for 3 seeds at 2 jobs (load 0.60 before). It gave, seeds 0-2: structured Known 0.44-0.50
+   (static 0.88-1.0, dynamic 0; dynamic pre-cut-off years correct 0.06-0.56, post 0-0.06),
+   prose Known 0 on every seed (own recall 0.67-0.80, so it knows its facts), structured own
+   recall 0.50-0.77. To do: run quick and full (16 items, n_sets 5, three arms, 10 seeds;
+   time it: about 60-70 s a seed, so about 6 minutes at 2 jobs) from a clean clone and write
+   each claim's `expect`.
    `experiments/prompting.py` still trains on documents (`build_corpus`, loss on every token)
    and so still has Known 0: move it to probe-shaped training, with ChroKnowPrompt-format
    examples of the pool's items (loss on the answer only) so the model knows that format, and

@@ -23,7 +23,7 @@ import numpy as np
 
 from iclr25.core.checks import Range
 from iclr25.core.claims import Claim
-from iclr25.core.config import configclass
+from iclr25.core.config import check, configclass
 from iclr25.core.context import RunContext
 from iclr25.core.experiment import Experiment, Metric
 from iclr25.papers.chroknow.data import make_bench
@@ -68,6 +68,8 @@ class ElicitationConfig:
     """The same for the subject-first prose arm."""
     lr_prose_reversed: Annotated[float, Range(0, None, low_open=True)] = TUNED["prose_reversed"]
     """The same for the object-first prose arm."""
+    formats: tuple[str, ...] = FORMATS
+    """The arms trained (`training.FORMATS`; the claims need "structured" and "prose")."""
     n_sets: Annotated[int, Range(1, None)] = 3
     """Exemplar sets per item and year (official: 5)."""
     max_new_tokens: Annotated[int, Range(1, None)] = 8
@@ -75,6 +77,9 @@ class ElicitationConfig:
 
     def __post_init__(self) -> None:
         check_timeline_config(self)
+        for f in self.formats:
+            check(f in FORMATS, "formats", self.formats, f"formats of {FORMATS}")
+        check(len(self.formats) > 0, "formats", self.formats, "non-empty")
 
 
 # DEVIATION: n_sets 3 in the quick preset (official 5; full uses 5) and a new-token limit of
@@ -91,7 +96,7 @@ PRESETS = {
         n_sets=1,
         max_new_tokens=3,
     ),
-    "quick": ElicitationConfig(n_items=8),
+    "quick": ElicitationConfig(n_items=8, formats=("structured", "prose"), epochs=15, n_sets=2),
     "full": ElicitationConfig(n_items=16, n_sets=5),
 }
 
@@ -172,7 +177,7 @@ def run(cfg: ElicitationConfig, ctx: RunContext) -> dict[str, float]:
     )
     out: dict[str, float] = {}
     lm_seed = int(ctx.rngs.child("lm").np.integers(2**31))
-    for fmt in FORMATS:
+    for fmt in cfg.formats:
         examples = probe_examples(
             bench,
             fmt,
