@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from iclr25.core import registry
-from iclr25.core.envinfo import cpu_capability
+from iclr25.core.envinfo import cpu_tags
 from iclr25.core.testing import preset_verdicts
 
 NAMES = registry.experiment_names()
@@ -56,10 +56,10 @@ def test_two_verdict_expectations_only_on_wall_clock_claims(name):
 
 def _assert_as_expected(verdicts, preset):
     """Each verdict as its claim expects at `preset` on this machine's CPU (`Claim.expect`)."""
-    cpu = cpu_capability()
+    cpu = cpu_tags()
     wrong = [
         f"{v.claim.id}: {v.verdict} ({v.reason}; difference {v.effect.mean:.4g} "
-        f"[{v.effect.low:.4g}, {v.effect.high:.4g}], n={v.effect.n}), expected on {cpu} "
+        f"[{v.effect.low:.4g}, {v.effect.high:.4g}], n={v.effect.n}), expected on {cpu[0]} "
         f"{' or '.join(v.claim.expected(preset, cpu)[0])}: {v.claim.expected(preset, cpu)[1]}"
         for v in verdicts
         if not v.claim.allows(preset, v.verdict, cpu)

@@ -1,3 +1,5 @@
+import re
+
 import numpy as np
 import pytest
 
@@ -216,6 +218,35 @@ def test_cpu_specific_expectations_override_the_plain_one_on_that_cpu():
     assert c.expected("full", "avx512") == (("reproduced",), "")
     assert c.cpu_specific("quick") == {"avx512": (("reproduced",), "")}
     assert c.cpu_specific("full") == {}
+
+
+def test_the_most_specific_cpu_key_wins():
+    c = _claim(
+        expect={
+            "quick": ("inconclusive", "plain"),
+            "quick@avx512": "reproduced",
+            "quick@avx512-amd-26": ("contradicted", "slower on this family"),
+        }
+    )
+    assert c.expected("quick", ("avx512-amd-26", "avx512")) == (
+        ("contradicted",),
+        "slower on this family",
+    )
+    assert c.expected("quick", ("avx512-amd-25", "avx512")) == (("reproduced",), "")
+    assert c.expected("quick", ("avx2-intel-6", "avx2")) == (("inconclusive",), "plain")
+    assert c.allows("quick", "contradicted", ("avx512-amd-26", "avx512"))
+    with pytest.raises(ValueError, match="CPU-specific"):
+        _claim(expect={"quick": "reproduced", "quick@avx512-amd": "reproduced"})
+
+
+def test_cpu_tags_put_the_kind_first():
+    from iclr25.core import envinfo
+
+    tags = envinfo.cpu_tags()
+    assert tags[-1] == envinfo.cpu_capability()
+    kind = envinfo.cpu_kind()
+    assert tags == ((f"{tags[-1]}-{kind}", tags[-1]) if kind else (tags[-1],))
+    assert kind is None or re.fullmatch(r"(amd|intel)-[0-9]+", kind)
 
 
 @pytest.mark.parametrize(

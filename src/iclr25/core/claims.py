@@ -39,7 +39,7 @@ from iclr25.core.stats import Interval, mean_ci, paired_difference_ci
 Verdict = Literal["reproduced", "inconclusive", "contradicted"]
 VERDICTS: tuple[Verdict, ...] = ("reproduced", "inconclusive", "contradicted")
 EXPECT_PRESETS = ("smoke", "quick", "full")
-_CPU = re.compile(r"[a-z0-9_]+")
+_CPU = re.compile(r"[a-z0-9_]+(-[a-z]+-[0-9]+)?")
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,8 @@ class Claim:
             on a wall-clock metric may expect one of two verdicts where the machine's noise
             decides between them (`(("contradicted", "inconclusive"), "why")`; the contract
             test allows this for volatile metrics only). A key `"<preset>@<cpu>"` (e.g.
-            `"quick@avx512"`, torch's CPU capability in lower case) overrides the plain key on
+            `"quick@avx512"`, torch's CPU capability in lower case, or `"quick@avx512-amd-26"`,
+            the capability and `envinfo.cpu_kind`, which wins over it) overrides the plain key on
             that kind of CPU; the plain key must be there too. Stored as
             `{key: ((verdict, ...), reason)}`.
     """
@@ -126,12 +127,15 @@ class Claim:
         object.__setattr__(self, "expect", expect)
 
     def expected(
-        self, preset: str, cpu: str | None = None
+        self, preset: str, cpu: str | Sequence[str] | None = None
     ) -> tuple[tuple[Verdict, ...], str] | None:
         """`((verdict, ...), reason)` expected at `preset` on a `cpu` (torch's CPU capability,
-        any case; None: no particular CPU), or None when none is declared."""
-        if cpu and (exp := self.expect.get(f"{preset}@{cpu.lower()}")) is not None:
-            return exp
+        any case, or several keys most specific first as `envinfo.cpu_tags` gives them; None:
+        no particular CPU), or None when none is declared."""
+        tags = (cpu,) if isinstance(cpu, str) else (cpu or ())
+        for tag in tags:
+            if tag and (exp := self.expect.get(f"{preset}@{tag.lower()}")) is not None:
+                return exp
         return self.expect.get(preset)
 
     def cpu_specific(self, preset: str) -> dict[str, tuple[tuple[Verdict, ...], str]]:
@@ -140,7 +144,9 @@ class Claim:
             k.partition("@")[2]: v for k, v in self.expect.items() if k.startswith(f"{preset}@")
         }
 
-    def allows(self, preset: str, verdict: str, cpu: str | None = None) -> bool | None:
+    def allows(
+        self, preset: str, verdict: str, cpu: str | Sequence[str] | None = None
+    ) -> bool | None:
         """Whether `verdict` is as expected at `preset` on a `cpu` (None: none declared)."""
         exp = self.expected(preset, cpu)
         return None if exp is None else verdict in exp[0]

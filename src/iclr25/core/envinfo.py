@@ -44,6 +44,30 @@ def cpu_capability() -> str:
     return torch.backends.cpu.get_cpu_capability().lower()
 
 
+def cpu_kind() -> str | None:
+    """The CPU's vendor and family from /proc/cpuinfo, e.g. "amd-26" (AMD Zen 5), "intel-6";
+    None where it cannot be read. Two CPUs with the same `cpu_capability` can still differ in
+    which of two kernels is faster (measured: FlashMask's numba kernel against compiled Flex
+    on AMD families 25 and 26)."""
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    fields = dict(
+        (k.strip(), v.strip()) for k, _, v in (ln.partition(":") for ln in text.splitlines()[:40])
+    )
+    vendor = {"AuthenticAMD": "amd", "GenuineIntel": "intel"}.get(fields.get("vendor_id", ""))
+    family = fields.get("cpu family", "")
+    return f"{vendor}-{family}" if vendor and family.isdigit() else None
+
+
+def cpu_tags() -> tuple[str, ...]:
+    """The keys `Claim.expect` looks up for this machine, most specific first:
+    "<capability>-<kind>" (e.g. "avx512-amd-26") where the kind is known, then the capability."""
+    cap, kind = cpu_capability(), cpu_kind()
+    return (f"{cap}-{kind}", cap) if kind else (cap,)
+
+
 def envinfo() -> dict[str, Any]:
     """Versions, CPU and thread settings, host and git state."""
     import numpy
@@ -60,6 +84,7 @@ def envinfo() -> dict[str, Any]:
         "host": platform.node(),
         "cpu_count": os.cpu_count(),
         "cpu_capability": cpu_capability(),
+        "cpu_kind": cpu_kind(),
         "torch": torch.__version__,
         "torch_threads": torch.get_num_threads(),
         "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
