@@ -356,11 +356,13 @@ class Example:
         target: The tokens the loss is on ("A. <object>\n" in the structured format; the
             item's prose sentence and a newline in the prose format).
         key: (relation or question type, year, subject or question) of the fact.
+        bridge: a pool fact (`bridge_examples`), not one of the bench's items.
     """
 
     context: str
     target: str
     key: tuple[str, int, str]
+    bridge: bool = False
 
 
 # DEVIATION: the paper's models saw the facts in pretraining text of unknown shape; here each
@@ -426,7 +428,7 @@ def probe_examples(
                         continue
                     if prompts is None:
                         prompts = item_prompts(rec, domain, pool, rng, n_sets=max_reps)
-                    key = (_key_of(rec), y, str(rec.get("subject", rec.get("question"))))
+                    key = (_key_of(rec), y, _subject_of(rec))
                     for p in prompts[y][:k]:
                         blocks = p.text.split("\n\n")  # 4 exemplars, then the question
                         if fmt == "structured":
@@ -446,7 +448,7 @@ def probe_examples(
 
 def own_format_recall(
     lm: Any, examples: Sequence[Example], bench: ChroKnowBench, max_new_tokens: int = 8
-) -> float:
+) -> float | None:
     """How many of the facts a model was trained on it completes in its *own* training format:
     for each item example of `probe_examples` (not a bridge), the prompt is the example's
     context and the item's statement up to its object (structured: "... A. "; prose: "In t,
@@ -455,16 +457,13 @@ def own_format_recall(
     the check's format from one that did not learn them.
 
     Returns:
-        The fraction recalled over the distinct (item, year) facts, or NaN when no statement
+        The fraction recalled over the distinct (item, year) facts, or None when no statement
         has its object after its subject (the object-first format: nothing to complete).
-    """  # fmt: skip
-    subjects = {
-        str(r.get("subject", r.get("question"))): r
-        for recs in bench.items.values() for r in recs
-    }  # fmt: skip
+    """
+    subjects = {_subject_of(r): r for recs in bench.items.values() for r in recs}
     prompts, objects, seen = [], [], set()
     for e in examples:
-        if e.key[0].startswith("pool:") or e.key in seen:
+        if e.bridge or e.key in seen:
             continue
         seen.add(e.key)
         obj = first_object(subjects[e.key[2]], e.key[1])
@@ -474,9 +473,14 @@ def own_format_recall(
         prompts.append(e.context + e.target[:at])
         objects.append(obj)
     if not prompts:
-        return float("nan")
+        return None
     outs = lm.generate(prompts, max_new_tokens=max_new_tokens, temperature=0.0, stop=("\n",))
     return float(np.mean([o.strip().startswith(obj) for o, obj in zip(outs, objects, strict=True)]))
+
+
+def _subject_of(record: dict[str, Any]) -> str:
+    """The third element of an example's key: the item's subject (Legal: its question)."""
+    return str(record.get("subject", record.get("question")))
 
 
 def bridge_examples(pool: Sequence[dict[str, Any]], first: int, cutoff: int) -> list[Example]:
@@ -486,9 +490,10 @@ def bridge_examples(pool: Sequence[dict[str, Any]], first: int, cutoff: int) -> 
     for rec in pool:
         for y in record_years(rec):
             if first <= y <= cutoff:
-                key = ("pool:" + _key_of(rec), y, str(rec.get("subject", rec.get("question"))))
-                out.append(Example(_generation_block(rec, y), f"A. {first_object(rec, y)}\n", key))
-                out.append(Example("", fact_line(rec, y, "prose") + "\n", key))
+                key = (_key_of(rec), y, _subject_of(rec))
+                qa = (_generation_block(rec, y), f"A. {first_object(rec, y)}\n")
+                out.append(Example(*qa, key, bridge=True))
+                out.append(Example("", fact_line(rec, y, "prose") + "\n", key, bridge=True))
     return out
 
 

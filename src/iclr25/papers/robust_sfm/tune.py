@@ -26,7 +26,12 @@ import numpy as np
 import torch
 
 from iclr25.core.seeding import make_rngs
-from iclr25.papers.robust_sfm.protocol import regime_scene, run_methods, train_network
+from iclr25.papers.robust_sfm.protocol import (
+    NETWORKS,
+    regime_scene,
+    run_methods,
+    train_network,
+)
 
 __all__ = ["GRID", "TUNED", "TUNING_SEEDS", "chosen", "score_point"]
 
@@ -68,7 +73,7 @@ def score_point(cfg, name: str, lr: float, seed: int) -> dict:
         res = train_network(cfg, layout, name, lr, rngs)
         regime = REGIME_OF[layout]
         rng_s = np.random.default_rng(rngs.child(f"tune_{regime}").int_seed())
-        m = "esfm" if name == "esfm" else "resfm"  # the pipeline row of the network
+        m = "resfm" if NETWORKS[name]["outlier_head"] else "esfm"  # the network's pipeline row
         errors = [
             run_methods(regime_scene(rng_s, regime, cfg.scene), {m: res.model}, [m],
                         settings)[m]["rot_before"]

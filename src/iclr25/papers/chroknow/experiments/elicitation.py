@@ -232,7 +232,7 @@ def run(cfg: ElicitationConfig, ctx: RunContext) -> dict[str, float]:
         for k, v in summarize(every).items():
             out[f"{fmt}/{k}"] = v
         own = own_format_recall(lm, examples, bench, cfg.max_new_tokens)
-        if np.isfinite(own):  # the object-first arm has no statement to complete
+        if own is not None:  # the object-first arm has no statement to complete
             out[f"{fmt}/own_recall"] = own
     return out
 
