@@ -110,4 +110,9 @@ PAPERS: dict[str, PaperEntry] = {
         experiments=("mechanism",),
         extras=("sandbox",),
     ),
+    "chroknow": PaperEntry(
+        title="ChroKnowledge: chronological knowledge of language models (Park et al.)",
+        experiments=("elicitation",),
+        extras=("chroknow",),
+    ),
 }

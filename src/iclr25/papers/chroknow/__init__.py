@@ -85,6 +85,7 @@ What remains (issue 24), exactly:
 Needs the `chroknow` extra (rapidfuzz).
 """
 
+from iclr25.core.experiment import PaperInfo
 from iclr25.papers.chroknow.data import (
     DOMAINS,
     INVARIANT_YEARS,
@@ -120,10 +121,25 @@ from iclr25.papers.chroknow.method import (
     summarize,
 )
 
+PAPER = PaperInfo(
+    slug="chroknow",
+    title="ChroKnowledge: Unveiling Chronological Knowledge of Language Models in Multiple "
+    "Domains",
+    authors="Yein Park, Chanwoong Yoon, Jungwoo Park, Donghyeon Lee, Minbyul Jeong, Jaewoo Kang",
+    venue="ICLR 2025",
+    url="https://arxiv.org/abs/2410.09870",
+    code="dmis-lab/ChroKnowledge (no LICENSE file; read for the procedure, not copied)",
+    summary="ChroKnowBench (year-stamped facts, dynamic and static, structured and "
+    "unstructured), the sampling-based ChroKnowledge categorisation of what a model knows "
+    "across years (Known / Partial known / Cut-off / Unknown), and ChroKnowPrompt, which "
+    "elicits a year's answer by traversing the neighbouring years.",
+)
+
 __all__ = [
     "DOMAINS",
     "INVARIANT_YEARS",
     "ITEM_CATEGORIES",
+    "PAPER",
     "TEMPLATES",
     "YEAR_CATEGORIES",
     "ChroKnowBench",
