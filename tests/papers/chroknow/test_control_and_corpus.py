@@ -1,6 +1,6 @@
 """The control prompt (same steps and shot count, unrelated items' shots), the shipped real
-facts, the training corpus (formats, frequency falling to the cut-off, nothing after it) and
-tiny-LM training end to end through the knowledge check."""
+facts, fact lines and their copies, the ChroKnowPrompt-format training examples and tiny-LM
+training end to end through the check and ChroKnowPrompt."""
 
 import json
 import re
@@ -10,13 +10,21 @@ import pytest
 
 from iclr25.core.testing import needs
 from iclr25.papers.chroknow import chroknow_prompt, knowledge_check, make_bench, score_item
-from iclr25.papers.chroknow.data import REAL_FACTS, is_dynamic, real_facts, record_years
-from iclr25.papers.chroknow.method import Prompt
+from iclr25.papers.chroknow.data import (
+    REAL_FACTS,
+    first_object,
+    is_dynamic,
+    real_facts,
+    record_years,
+)
+from iclr25.papers.chroknow.method import SYSTEM_CANDIDATE, SYSTEM_NO_CANDIDATE, Prompt
 from iclr25.papers.chroknow.training import (
-    build_corpus,
+    build_tokenizer,
     fact_line,
+    probe_examples,
     reps,
-    train_chroknow_lm,
+    timeline_examples,
+    train_probe_lm,
 )
 
 pytestmark = needs("rapidfuzz")
@@ -123,40 +131,45 @@ def test_fact_lines_and_frequency_fall_to_the_cutoff():
         fact_line(rec, 2015, "table")
 
 
-def test_corpus_never_states_a_fact_after_the_cutoff():
+def test_timeline_examples_are_chroknow_prompt_steps_over_facts_up_to_the_cutoff():
     bench = make_bench(seed=3, n_general=8, n_legal=3, years=(2014, 2021), cutoff=2019)
-    for fmt in ("structured", "prose", "triple"):
-        c = build_corpus(bench, fmt, np.random.default_rng(0), n_timeline=20)
-        text = "\n".join(c.docs)
-        assert "In 2020," not in text and "In 2021," not in text
-        assert c.n_timeline == 20 and c.n_fact_lines > 0
-        rec = bench.split("General", "static")[1]
-        line = fact_line(rec, 2014, fmt)
-        assert text.count(line) == 4  # reps of the first year (max_reps=4)
-        assert text.count(fact_line(rec, 2019, fmt)) == 1
-    # the two arms state the same facts, in their own formats
-    a = build_corpus(bench, "structured", np.random.default_rng(0), n_timeline=0)
-    b = build_corpus(bench, "prose", np.random.default_rng(0), n_timeline=0)
-    assert a.n_fact_lines == b.n_fact_lines and a.n_pool_lines == b.n_pool_lines
-    few = build_corpus(bench, "prose", np.random.default_rng(0), n_timeline=0, pool_per_key=1)
-    keys = {
-        (d, str(r.get("relation", r.get("question_type"))))
-        for d in ("General", "Legal")
-        for r in bench.fewshot[d]
-    }
-    assert few.n_pool_lines == 2 * 6 * len(keys)  # 2 lines x 6 years up to the cut-off
-    with pytest.raises(ValueError, match="pool_per_key=0"):
-        build_corpus(bench, "prose", np.random.default_rng(0), pool_per_key=0)
-    with pytest.raises(ValueError, match="fmt='xml'"):
-        build_corpus(bench, "xml", np.random.default_rng(0))
+
+    def by_subject(recs):
+        return {str(r.get("subject", r.get("question"))): r for r in recs}
+
+    pool = by_subject(r for d in ("General", "Legal") for r in bench.fewshot[d])
+    items = by_subject(r for (d, _), v in bench.items.items() if d != "Math" for r in v)
+    only_pool = timeline_examples(bench, 40, np.random.default_rng(0), items=False)
+    assert {e.key[2] for e in only_pool} <= set(pool)
+    for lower in (True, False):
+        ex = timeline_examples(bench, 60, np.random.default_rng(0), lowercase_shots=lower)
+        assert len(ex) == 60 and all(e.bridge for e in ex)
+        assert {e.key[2] for e in ex} & set(items) and {e.key[2] for e in ex} & set(pool)
+        for e in ex:
+            rec, year = (pool | items)[e.key[2]], e.key[1]
+            assert 2014 <= year <= 2019 and "In 2020," not in e.context
+            assert e.target == f"A. {first_object(rec, year)}\n"
+            shots = [int(y) for y in re.findall(r"Q\. In (\d{4}),", e.context)]
+            assert year in shots and 2 <= len(shots) <= 7  # the target and 1-6 neighbours
+            written = re.findall(r"Q\. In (\d{4}), [^\n]*\nA\. (.+)\n", e.context)
+            assert len(written) == len(shots) - 1  # every shot but the target has its answer
+            for y, a in written:
+                gold = first_object(rec, int(y))  # the neighbour's gold object, as written
+                assert a == (gold.lower() if lower else gold)
+            head = e.context.split("\n\n", 1)[0]  # the system prompt chrono_text writes
+            assert head == (
+                SYSTEM_NO_CANDIDATE if "Candidate A. [Object]\n" in e.context else SYSTEM_CANDIDATE
+            )
+    with pytest.raises(ValueError, match="n=-1"):
+        timeline_examples(bench, -1, np.random.default_rng(0))
 
 
 def test_tiny_lm_trains_and_runs_the_check_and_prompt_end_to_end():
     bench = make_bench(seed=5, n_general=8, n_legal=3, years=(2016, 2021), cutoff=2019)
-    corpus = build_corpus(
-        bench, "structured", np.random.default_rng(0), domains=("General",), n_timeline=10
-    )
-    lm = train_chroknow_lm(corpus, seed=0, d_model=16, epochs=1, batch_size=64)
+    rng = np.random.default_rng(0)
+    examples = probe_examples(bench, "structured", rng) + timeline_examples(bench, 10, rng)
+    tok = build_tokenizer([e.context + e.target for e in examples])
+    lm = train_probe_lm(examples, tok, seed=0, d_model=16, epochs=1, batch_size=64, max_len=256)
     recs = bench.split("General", "dynamic")[:2]
     res = knowledge_check(
         lm, recs, bench.pool("General"), domain="General", n_sets=1, max_new_tokens=4
@@ -185,27 +198,8 @@ def test_prompting_smoke_runs_check_prompt_and_control():
 
     out = run(PRESETS["smoke"], RunContext(seed=0, preset="smoke"))
     for key in ("general", "legal", "general_dynamic", "legal_static"):
-        for m in ("check", "prompt", "prompt_prev", "control"):
+        for m in ("check", "prompt", "prompt_prev", "control", "prompt_lowercase"):
             assert 0 <= out[f"{m}@{key}/known"] <= 1
         assert out[f"gain@{key}/known"] == pytest.approx(
             out[f"prompt@{key}/known"] - out[f"check@{key}/known"]
         )
-
-
-def test_probe_packing_groups_lines_of_one_relation_and_year():
-    bench = make_bench(seed=3, n_general=8, n_legal=3, years=(2014, 2021), cutoff=2019)
-
-    def same_year_share(pack):
-        c = build_corpus(
-            bench, "structured", np.random.default_rng(0), n_timeline=0, lines_per_doc=3, pack=pack
-        )
-        years = [set(re.findall(r"In (\d{4}),", d)) for d in c.docs]
-        return np.mean([len(y) == 1 for y in years])
-
-    assert same_year_share("probe") > 0.8 > 0.3 > same_year_share("random")
-    c = build_corpus(bench, "prose", np.random.default_rng(0), n_timeline=0, lines_per_doc=6)
-    for d in c.docs:  # the copies of a fact are in different documents
-        parts = d.split("\n\n")
-        assert len(parts) == len(set(parts)) <= 6
-    with pytest.raises(ValueError, match="pack='sorted'"):
-        build_corpus(bench, "structured", np.random.default_rng(0), pack="sorted")

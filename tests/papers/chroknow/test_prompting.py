@@ -119,6 +119,17 @@ def test_traversal_order_spans_shots_and_candidate_line(scripted):
     assert {out.year_categories[y] for y in (2012, 2014, 2015)} == {"chrono_known"}
 
 
+def test_cased_shots_keep_the_answers_casing_and_change_nothing_else(scripted):
+    lm = scripted(lambda p, t: f"A. {GOLD[target_of(p)]}")
+    lower = chroknow_prompt(lm, RECORD, checked())
+    cased = chroknow_prompt(lm, RECORD, checked(), lowercase_shots=False)
+    assert cased.steps[2012][0].shot == "Dorvan" and lower.steps[2012][0].shot == "dorvan"
+    assert "A. Dorvan\n" in cased.steps[2012][-1].prompt
+    for a, b in zip(lower.steps.values(), cased.steps.values(), strict=True):
+        assert [s.prompt.lower() for s in a] == [s.prompt.lower() for s in b]
+    assert cased.year_categories == lower.year_categories
+
+
 def test_total_span_and_previous_span_differ_when_forward_steps_go_wrong(scripted):
     def answer(p, t):
         forward = not p.rstrip("\n").split("\n\n")[-1].startswith(f"Q. In {target_of(p)}")
@@ -166,6 +177,9 @@ def test_answer_extraction_cleaning_and_most_common():
     assert most_common_answer(["B", "a", "b", "A"]) == "b"  # ties: the first seen
     assert most_common_answer(["Tarvos", "pilo", "tarvos"]) == "tarvos"
     assert most_common_answer([]) == "None"
+    # counted case-insensitively either way; lowercase=False keeps the first occurrence's casing
+    assert most_common_answer(["Tarvos", "pilo", "tarvos"], lowercase=False) == "Tarvos"
+    assert most_common_answer(["B", "a", "b", "A"], lowercase=False) == "B"
 
 
 def test_filler_replies_never_make_a_year_known(scripted):

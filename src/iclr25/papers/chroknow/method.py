@@ -701,15 +701,25 @@ _FILLER = re.compile(
 )
 
 
-def most_common_answer(answers: Sequence[str]) -> str:
-    """The most frequent answer, lower-cased (ties: the first seen); "None" for no answers, as
-    the official code writes it into the shot."""
+def most_common_answer(answers: Sequence[str], lowercase: bool = True) -> str:
+    """The most frequent answer, counted case-insensitively (ties: the first seen); "None" for
+    no answers, as the official code writes it into the shot.
+
+    Args:
+        answers: The model's answers.
+        lowercase: Return it lower-cased, as the official code does; False returns the
+            casing of its first occurrence.
+    """
     if not answers:
         return "None"
     counts: dict[str, int] = {}
+    first: dict[str, str] = {}
     for a in answers:
-        counts[str(a).lower()] = counts.get(str(a).lower(), 0) + 1
-    return max(counts, key=counts.__getitem__)  # max keeps the first of equal counts
+        key = str(a).lower()
+        counts[key] = counts.get(key, 0) + 1
+        first.setdefault(key, str(a))
+    best = max(counts, key=counts.__getitem__)  # max keeps the first of equal counts
+    return best if lowercase else first[best]
 
 
 def extract_chrono_answer(text: str) -> str | None:
@@ -808,7 +818,10 @@ def chrono_shot(record: Mapping[str, Any], year: int, answer: str) -> str:
 
 
 def _control_shot(
-    control: Sequence[tuple[Mapping[str, Any], ItemResult]], year: int, rng: np.random.Generator
+    control: Sequence[tuple[Mapping[str, Any], ItemResult]],
+    year: int,
+    rng: np.random.Generator,
+    lowercase: bool,
 ) -> tuple[str, str]:
     """The answer and question of a shot from an unrelated item that has `year`."""
     have = [(r, res) for r, res in control if year in res.by_year]
@@ -816,7 +829,7 @@ def _control_shot(
         raise ValueError(f"no control item has the year {year}")
     rec, res = have[int(rng.integers(len(have)))]
     yr = res.by_year[year]
-    answer = most_common_answer(yr.greedy if yr.category == "correct" else yr.sampled)
+    answer = most_common_answer(yr.greedy if yr.category == "correct" else yr.sampled, lowercase)
     return answer, _chrono_question(rec, year)
 
 
@@ -832,6 +845,7 @@ def chroknow_prompt(
     threshold: float = 70.0,
     control: Sequence[tuple[Mapping[str, Any], ItemResult]] | None = None,
     rng: np.random.Generator | None = None,
+    lowercase_shots: bool = True,
 ) -> PromptResult:
     """ChroKnowPrompt (official `generate_chrono_ans`; research notes §3) on one time-variant item.
 
@@ -870,6 +884,10 @@ def chroknow_prompt(
             the same years, steps, shots, system prompts and candidate lines; only the
             chronological context of the item itself is missing.
         rng: Random stream of the control's draws (required with `control`).
+        lowercase_shots: Write each shot's answer lower-cased, as the official code does
+            (`most_common_answer`). False keeps the answer's own casing: a word-level tokenizer
+            whose words are case-sensitive (the tiny LM's) reads a lower-cased name it never saw
+            as `<unk>`, so the official shots carry no object at all there.
 
     Returns:
         The steps, the tentative answers and the categories under both variants.
@@ -900,9 +918,11 @@ def chroknow_prompt(
 
     def shot_answer(y: int) -> str:
         if y in answers:
-            return most_common_answer(answers[y])
+            return most_common_answer(answers[y], lowercase_shots)
         yr = result.by_year[y]
-        return most_common_answer(yr.greedy if cats[y] == "correct" else yr.sampled)
+        return most_common_answer(
+            yr.greedy if cats[y] == "correct" else yr.sampled, lowercase_shots
+        )
 
     # DEVIATION: the shipped ChroKnowPrompt.py skips partial_correct2 years of dynamic items
     # (a misspelt category name); we revisit them as intended, for every item.
@@ -929,7 +949,7 @@ def chroknow_prompt(
                 example = shot_answer(y)
                 shot = chrono_shot(record, y, example)
             else:
-                example, question = _control_shot(control, y, rng)
+                example, question = _control_shot(control, y, rng, lowercase_shots)
                 shot = question + (f"A. {example}\n" if example else "")  # as chrono_shot
             (before if direction == "previous" else after).append(shot)
             text = chrono_text(record, target, before, after, tentative)

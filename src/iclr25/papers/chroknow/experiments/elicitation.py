@@ -82,8 +82,8 @@ class ElicitationConfig:
         check(len(self.formats) > 0, "formats", self.formats, "non-empty")
 
 
-# DEVIATION: n_sets 3 in the quick preset (official 5; full uses 5) and a new-token limit of
-# 8-12 (official 50): every fictional answer is at most 4 words and a newline stops decoding.
+# DEVIATION: n_sets 2 in the quick preset (official 5; full uses 5) and a new-token limit of
+# 8 (official 50): every fictional answer is at most 4 words and a newline stops decoding.
 PRESETS = {
     "smoke": ElicitationConfig(
         n_items=2,
@@ -99,8 +99,6 @@ PRESETS = {
     "quick": ElicitationConfig(n_items=8, formats=("structured", "prose"), epochs=15, n_sets=2),
     "full": ElicitationConfig(n_items=16, n_sets=5),
 }
-
-FULL_PENDING = ("inconclusive", "not yet measured")  # replaced before registration
 
 CLAIMS = (
     Claim(
@@ -118,7 +116,13 @@ CLAIMS = (
                 "structured Known 0.44-0.50 against prose 0 on each of seeds 0-2 (session 28), "
                 "while the prose arm completes 0.67-0.80 of its facts in its own format",
             ),
-            "full": FULL_PENDING,
+            "full": (
+                "reproduced",
+                "structured Known 0.28-0.62 (mean 0.47) against 0 for the prose arm and 0 for "
+                "the reversed arm on every one of 10 seeds (clean clone of 43a1db5), while the "
+                "prose arm completes 0.94-1.0 of its facts in its own format: it knows them but "
+                "the Q/A check does not elicit them",
+            ),
         },
     ),
     Claim(
@@ -136,7 +140,11 @@ CLAIMS = (
                 "static item's answer is the same every year, a dynamic item's must be told "
                 "apart by its year",
             ),
-            "full": FULL_PENDING,
+            "full": (
+                "reproduced",
+                "static Known 0.56-1.0 (mean 0.89) against dynamic 0-0.25 (mean 0.04), higher on "
+                "every one of 10 seeds (clean clone of 43a1db5)",
+            ),
         },
     ),
     Claim(
@@ -156,7 +164,13 @@ CLAIMS = (
                 "mostly has not learnt which year a dynamic object belongs to, so the 3-seed "
                 "interval of the drop includes 0",
             ),
-            "full": FULL_PENDING,
+            "full": (
+                "reproduced",
+                "dynamic item-years correct 0.42-0.83 before the cut-off (mean 0.58) against "
+                "0-0.31 after it (mean 0.09), lower on every one of 10 seeds (clean clone of "
+                "43a1db5); a post-cut-off year can only be right where its object is the one "
+                "before the cut-off (a new object is not even in the vocabulary)",
+            ),
         },
     ),
 )
