@@ -112,7 +112,7 @@ PAPERS: dict[str, PaperEntry] = {
     ),
     "chroknow": PaperEntry(
         title="ChroKnowledge: chronological knowledge of language models (Park et al.)",
-        experiments=("elicitation", "prompting"),
+        experiments=("elicitation", "prompting", "templates"),
         extras=("chroknow",),
     ),
 }

@@ -31,17 +31,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 import torch
 
-from iclr25.core.checks import check_choice, check_float, check_int
-from iclr25.core.config import check
+from iclr25.core.checks import Range, check_choice, check_float, check_int
+from iclr25.core.config import check, configclass
 from iclr25.core.lm.tiny import TinyLM, fit_tiny_lm
 from iclr25.core.lm.tokenizer import BOS, PAD, WordTokenizer
 from iclr25.papers.chroknow.data import BLANK, ChroKnowBench, first_object, record_years
 from iclr25.papers.chroknow.method import (
+    OPTION_TAGS,
     SYSTEM_CANDIDATE,
     SYSTEM_NO_CANDIDATE,
     _distractors,
@@ -93,22 +94,49 @@ PROSE_REVERSED = {
 _PROSE_REVERSED_GENERIC = "In {t}, {o} was the {r} of {s} ."
 
 
-def check_timeline_config(cfg: Any) -> None:
-    """The checks both experiments' configs share: at least five years, a cut-off inside them
-    (before the last year, so that a post-cut-off year exists) and a model width for 4 heads."""
-    check(
-        cfg.first_year + 4 <= cfg.last_year,
-        "last_year",
-        cfg.last_year,
-        f"at least first_year + 4 = {cfg.first_year + 4}",
-    )
-    check(
-        cfg.first_year <= cfg.cutoff < cfg.last_year,
-        "cutoff",
-        cfg.cutoff,
-        f"in [first_year, last_year) = [{cfg.first_year}, {cfg.last_year})",
-    )
-    check(cfg.d_model % 4 == 0, "d_model", cfg.d_model, "a multiple of 4 (4 heads)")
+@configclass
+class TimelineSetup:
+    """What the experiments' configs share: the years and cut-off, the copies of a fact, the
+    tiny LM and its budget, the knowledge check's sampling. An experiment's config subclasses
+    it (`chroknow.elicitation`, `chroknow.prompting`, `chroknow.templates`)."""
+
+    first_year: Annotated[int, Range(1900, 2100)] = 2018
+    """First snapshot year."""
+    last_year: Annotated[int, Range(1900, 2100)] = 2023
+    """Last snapshot year."""
+    cutoff: Annotated[int, Range(1900, 2100)] = 2021
+    """Training cut-off: no fact after it is trained on."""
+    max_reps: Annotated[int, Range(1, None)] = 4
+    """Copies of a first-year fact (falling linearly to 1 at the cut-off)."""
+    d_model: Annotated[int, Range(8, None)] = 64
+    """Width of the tiny transformer."""
+    n_layers: Annotated[int, Range(1, None)] = 2
+    """Blocks of the tiny transformer."""
+    epochs: Annotated[int, Range(1, None)] = 30
+    """Training epochs (the same for every model an experiment trains)."""
+    batch_size: Annotated[int, Range(1, None)] = 8
+    """Examples per optimiser step."""
+    n_sets: Annotated[int, Range(1, None)] = 3
+    """Exemplar sets per item and year (official: 5)."""
+    max_new_tokens: Annotated[int, Range(1, None)] = 8
+    """New-token limit of the check (official: 50; every fictional answer is shorter)."""
+
+    def __post_init__(self) -> None:
+        """At least five years, a cut-off inside them (before the last year, so that a
+        post-cut-off year exists) and a model width for 4 heads."""
+        check(
+            self.first_year + 4 <= self.last_year,
+            "last_year",
+            self.last_year,
+            f"at least first_year + 4 = {self.first_year + 4}",
+        )
+        check(
+            self.first_year <= self.cutoff < self.last_year,
+            "cutoff",
+            self.cutoff,
+            f"in [first_year, last_year) = [{self.first_year}, {self.last_year})",
+        )
+        check(self.d_model % 4 == 0, "d_model", self.d_model, "a multiple of 4 (4 heads)")
 
 
 def fact_line(record: dict[str, Any], year: int, fmt: str) -> str:
@@ -379,6 +407,70 @@ def timeline_examples(
     return out
 
 
+def template_examples(
+    bench: ChroKnowBench,
+    template: str,
+    rng: np.random.Generator,
+    *,
+    domains: Sequence[str] = ("General",),
+    copies: int = 2,
+    max_reps: int = 4,
+    items: bool = True,
+) -> list[Example]:
+    """MCQA or TF examples of facts up to the cut-off: debiased prompts of
+    `method.item_prompts`, the target the answer the check expects: "(x) <gold object>\n"
+    (MCQA, x the gold's position) or "A. true\n" / "A. false\n" (TF).
+
+    - each pool record and year: `copies` prompts whose exemplars are the record's pool mates
+      (never itself);
+    - with `items`, each item and year: `reps(year)` prompts (as `probe_examples` copies a
+      fact), exemplars from the pool. With the pool alone the tiny LM answered the items'
+      MCQA prompts with pool objects that were not among the options (session 28), as it did
+      with ChroKnowPrompt's format (`timeline_examples`).
+
+    Args:
+        bench: The benchmark; its pool needs >= 5 records per relation (4 exemplars besides
+            the record).
+        template: "MCQA" or "TF".
+        rng: Random stream of the exemplar draws and layouts.
+        domains: Time-variant domains whose records are written.
+        copies: Prompts per pool fact.
+        max_reps: Copies of an item's first-year fact (falling linearly to 1 at the cut-off).
+        items: Write the bench's items as well as the pool.
+
+    Returns:
+        The examples (`bridge=True` for pool facts).
+    """
+    template = check_choice("template", template, ("MCQA", "TF"))
+    copies = check_int("copies", copies, 1)
+    max_reps = check_int("max_reps", max_reps, 1)
+    if bench.cutoff is None:
+        raise ValueError("bench.cutoff is None: the examples need a training cut-off year")
+    first, cutoff = bench.years[0], bench.cutoff
+    out = []
+    for domain in domains:
+        pool = bench.pool(domain)
+        recs = [(r, True) for r in pool]
+        if items:
+            recs += [(r, False) for s in ("dynamic", "static") for r in bench.split(domain, s)]
+        for rec, in_pool in recs:
+            shots = [r for r in pool if r is not rec]
+            n = copies if in_pool else max_reps
+            prompts = item_prompts(rec, domain, shots, rng, template=template, n_sets=n)
+            for y, ps in prompts.items():
+                if not first <= y <= cutoff:
+                    continue
+                key = (_key_of(rec), y, _subject_of(rec))
+                for p in ps if in_pool else ps[: reps(y, first, cutoff, max_reps)]:
+                    if template == "MCQA":
+                        tag = OPTION_TAGS[p.gold_position]
+                        target = f"{tag} {first_object(rec, y)}\n"
+                    else:
+                        target = "A. true\n" if p.label else "A. false\n"
+                    out.append(Example(p.text, target, key, bridge=in_pool))
+    return out
+
+
 def question_texts(bench: ChroKnowBench, domains: Sequence[str] = ("General",)) -> list[str]:
     """The knowledge check's question block of every item and pool item of `domains` in every
     year (no answers): texts whose words a tokenizer should know."""
@@ -483,6 +575,7 @@ __all__ = [
     "PROSE",
     "PROSE_REVERSED",
     "Example",
+    "TimelineSetup",
     "bridge_examples",
     "build_tokenizer",
     "example_tensors",
@@ -491,6 +584,7 @@ __all__ = [
     "probe_examples",
     "question_texts",
     "reps",
+    "template_examples",
     "timeline_examples",
     "train_probe_lm",
 ]

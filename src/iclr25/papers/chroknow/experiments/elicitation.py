@@ -30,8 +30,8 @@ from iclr25.papers.chroknow.data import make_bench
 from iclr25.papers.chroknow.method import knowledge_check, summarize
 from iclr25.papers.chroknow.training import (
     FORMATS,
+    TimelineSetup,
     build_tokenizer,
-    check_timeline_config,
     own_format_recall,
     probe_examples,
     question_texts,
@@ -41,27 +41,11 @@ from iclr25.papers.chroknow.tune import TUNED
 
 
 @configclass
-class ElicitationConfig:
+class ElicitationConfig(TimelineSetup):
     """Bench size, corpus, tiny LM and knowledge-check settings."""
 
     n_items: Annotated[int, Range(2, None)] = 16
     """General items per state (dynamic and static each)."""
-    first_year: Annotated[int, Range(1900, 2100)] = 2018
-    """First snapshot year."""
-    last_year: Annotated[int, Range(1900, 2100)] = 2023
-    """Last snapshot year."""
-    cutoff: Annotated[int, Range(1900, 2100)] = 2021
-    """Training cut-off: no fact after it is in the corpus."""
-    max_reps: Annotated[int, Range(1, None)] = 4
-    """Copies of a first-year fact (falling linearly to 1 at the cut-off)."""
-    d_model: Annotated[int, Range(8, None)] = 64
-    """Width of the tiny transformer."""
-    n_layers: Annotated[int, Range(1, None)] = 2
-    """Blocks of the tiny transformer."""
-    epochs: Annotated[int, Range(1, None)] = 30
-    """Training epochs (the same for both formats)."""
-    batch_size: Annotated[int, Range(1, None)] = 8
-    """Examples per optimiser step."""
     lr_structured: Annotated[float, Range(0, None, low_open=True)] = TUNED["structured"]
     """Peak AdamW learning rate (cosine decay) of the structured arm (`tune.TUNED`)."""
     lr_prose: Annotated[float, Range(0, None, low_open=True)] = TUNED["prose"]
@@ -70,13 +54,9 @@ class ElicitationConfig:
     """The same for the object-first prose arm."""
     formats: tuple[str, ...] = FORMATS
     """The arms trained (`training.FORMATS`; the claims need "structured" and "prose")."""
-    n_sets: Annotated[int, Range(1, None)] = 3
-    """Exemplar sets per item and year (official: 5)."""
-    max_new_tokens: Annotated[int, Range(1, None)] = 8
-    """New-token limit of the check (official: 50; every fictional answer is shorter)."""
 
     def __post_init__(self) -> None:
-        check_timeline_config(self)
+        super().__post_init__()
         for f in self.formats:
             check(f in FORMATS, "formats", self.formats, f"formats of {FORMATS}")
         check(len(self.formats) > 0, "formats", self.formats, "non-empty")

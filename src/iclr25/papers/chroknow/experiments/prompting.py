@@ -25,8 +25,8 @@ from iclr25.core.experiment import Experiment, Metric
 from iclr25.papers.chroknow.data import make_bench
 from iclr25.papers.chroknow.method import knowledge_check, run_chroknow_prompt
 from iclr25.papers.chroknow.training import (
+    TimelineSetup,
     build_tokenizer,
-    check_timeline_config,
     probe_examples,
     question_texts,
     timeline_examples,
@@ -39,45 +39,24 @@ SPLITS = (("General", "dynamic"), ("General", "static"), ("Legal", "dynamic"), (
 
 
 @configclass
-class PromptingConfig:
+class PromptingConfig(TimelineSetup):
     """Bench size, training, tiny LM, knowledge check and ChroKnowPrompt settings."""
 
     n_general: Annotated[int, Range(2, None)] = 16
     """General items per state."""
     n_legal: Annotated[int, Range(2, None)] = 8
     """Legal items per state."""
-    first_year: Annotated[int, Range(1900, 2100)] = 2018
-    """First snapshot year."""
-    last_year: Annotated[int, Range(1900, 2100)] = 2023
-    """Last snapshot year."""
-    cutoff: Annotated[int, Range(1900, 2100)] = 2021
-    """Training cut-off."""
-    max_reps: Annotated[int, Range(1, None)] = 4
-    """Copies of a first-year fact (falling linearly to 1 at the cut-off)."""
     n_timeline: Annotated[int, Range(0, None)] = 400
-    """ChroKnowPrompt-format training examples over the pool's items (half with lower-cased
-    shot answers)."""
-    d_model: Annotated[int, Range(8, None)] = 64
-    """Width of the tiny transformer."""
-    n_layers: Annotated[int, Range(1, None)] = 2
-    """Blocks of the tiny transformer."""
-    epochs: Annotated[int, Range(1, None)] = 30
-    """Training epochs."""
-    batch_size: Annotated[int, Range(1, None)] = 8
-    """Examples per optimiser step."""
+    """ChroKnowPrompt-format training examples over the pool's and the items' facts up to the
+    cut-off (`training.timeline_examples`; half with lower-cased shot answers)."""
     lr: Annotated[float, Range(0, None, low_open=True)] = TUNED["structured"]
     """Peak AdamW learning rate (the structured arm's tuned rate, `tune.TUNED`)."""
-    n_sets: Annotated[int, Range(1, None)] = 3
-    """Exemplar sets per item and year (official: 5)."""
     max_new_tokens: Annotated[int, Range(1, None)] = 12
     """New-token limit of the check and of each ChroKnowPrompt step (official: 50)."""
     fraction: Annotated[float, Range(0, 1, low_open=True)] = 1.0
     """Share of each item category kept before ChroKnowPrompt (official: 0.1)."""
     span: Annotated[int, Range(0, None)] = 3
     """prev_span = next_span (official: 3)."""
-
-    def __post_init__(self) -> None:
-        check_timeline_config(self)
 
 
 # DEVIATION: the default keeps every item (fraction 1.0) instead of the official 10 %
@@ -102,7 +81,7 @@ PRESETS = {
         max_new_tokens=3,
         span=1,
     ),
-    "quick": PromptingConfig(n_general=8, n_legal=4, n_timeline=200, epochs=15, n_sets=2),
+    "quick": PromptingConfig(n_general=8, n_legal=4, n_timeline=150, epochs=10, n_sets=2),
     "full": PromptingConfig(n_sets=5),
 }
 

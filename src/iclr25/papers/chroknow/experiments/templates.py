@@ -1,0 +1,232 @@
+"""`chroknow.templates`: the template audit. The same tiny LM is checked with the generation,
+MCQA and TF templates, MCQA and TF both in the debiased layouts (our default) and in the
+official ones (`debias=False`: the MCQA query's gold always at (d), the TF query always true),
+beside constant responders that always pick (d) or always say true (`baselines`).
+
+The paper finds MCQA and TF "far higher" than generation (format dependence). The research
+notes' traps say how much of that a constant responder gets for free under the official
+layouts; the audit reports how much of the tiny LM's MCQA/TF advantage survives the debiasing.
+
+The model trains probe-shaped on the items' facts in the generation format (as the structured
+arm of `chroknow.elicitation`, with the bridges) and on the same facts, and the pool's, in the
+debiased MCQA and TF formats (`training.template_examples`), so every template asks for
+knowledge the model was given in that template's format: the audit compares templates, not
+transfer between formats (which `chroknow.elicitation` shows the tiny LM lacks).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import numpy as np
+
+from iclr25.core.checks import Range
+from iclr25.core.claims import Claim
+from iclr25.core.config import configclass
+from iclr25.core.context import RunContext
+from iclr25.core.experiment import Experiment, Metric
+from iclr25.papers.chroknow.baselines import ConstantResponder
+from iclr25.papers.chroknow.data import make_bench
+from iclr25.papers.chroknow.method import item_prompts, knowledge_check, summarize
+from iclr25.papers.chroknow.training import (
+    TimelineSetup,
+    build_tokenizer,
+    probe_examples,
+    question_texts,
+    template_examples,
+    train_probe_lm,
+)
+from iclr25.papers.chroknow.tune import TUNED
+
+CHECKS = (
+    ("generation", "generation", True),
+    ("mcqa", "MCQA", True),
+    ("mcqa_official", "MCQA", False),
+    ("tf", "TF", True),
+    ("tf_official", "TF", False),
+)
+"""(metric name, template, debias) of every check."""
+
+
+@configclass
+class TemplatesConfig(TimelineSetup):
+    """Bench size, training, tiny LM and knowledge-check settings."""
+
+    n_items: Annotated[int, Range(2, None)] = 16
+    """General items per state (dynamic and static each)."""
+    template_copies: Annotated[int, Range(1, None)] = 2
+    """MCQA and TF training prompts per pool fact (each template)."""
+    lr: Annotated[float, Range(0, None, low_open=True)] = TUNED["structured"]
+    """Peak AdamW learning rate (the structured arm's tuned rate, `tune.TUNED`)."""
+
+
+# DEVIATION: the pool has 5 records per relation here (the other experiments 4): a pool record
+# trained in the MCQA/TF formats takes its 4 exemplars from its pool mates.
+PRESETS = {
+    "smoke": TemplatesConfig(
+        n_items=2,
+        first_year=2018,
+        last_year=2022,
+        max_reps=1,
+        template_copies=1,
+        d_model=8,
+        epochs=1,
+        n_sets=1,
+        max_new_tokens=3,
+    ),
+    "quick": TemplatesConfig(n_items=4, first_year=2019, template_copies=1, epochs=8, n_sets=1),
+    "full": TemplatesConfig(n_sets=5),
+}
+
+# NOT YET MEASURED: no expected verdicts yet.
+CLAIMS = (
+    Claim(
+        id="mcqa_above_generation",
+        statement="The tiny LM answers more item-years correctly with the (debiased) MCQA "
+        "template than with the generation template.",
+        metric="year_correct",
+        treatment="lm@mcqa",
+        control="lm@generation",
+        direction="higher",
+        paper_value="section 5: MCQA and TF score far higher than generation",
+    ),
+    Claim(
+        id="tf_above_generation",
+        statement="The tiny LM answers more item-years correctly with the (debiased) TF template "
+        "than with the generation template.",
+        metric="year_correct",
+        treatment="lm@tf",
+        control="lm@generation",
+        direction="higher",
+        paper_value="section 5: MCQA and TF score far higher than generation",
+    ),
+    Claim(
+        id="official_mcqa_rewards_position",
+        statement="An always-(d) responder answers more item-years correctly under the official "
+        "MCQA layout than under the debiased one.",
+        metric="year_correct",
+        treatment="const@mcqa_official",
+        control="const@mcqa",
+        direction="higher",
+        paper_value="(the research notes' trap: the official query's gold is always (d))",
+    ),
+    Claim(
+        id="official_tf_rewards_yes",
+        statement="An always-true responder answers more item-years correctly under the official "
+        "TF layout than under the debiased one.",
+        metric="year_correct",
+        treatment="const@tf_official",
+        control="const@tf",
+        direction="higher",
+        paper_value="(the research notes' trap: the official query is always true)",
+    ),
+    Claim(
+        id="lm_mcqa_inflated_by_official_layout",
+        statement="The tiny LM answers more item-years correctly under the official MCQA layout "
+        "than under the debiased one (part of its MCQA score is position).",
+        metric="year_correct",
+        treatment="lm@mcqa_official",
+        control="lm@mcqa",
+        direction="higher",
+        paper_value="(not in the paper: how much of the format effect is bias)",
+    ),
+)
+
+METRICS = (
+    Metric("lm@*/known", "higher", "share of items Known, the tiny LM, per check"),
+    Metric("const@*/known", "none", "the same for the constant responder (always (d) / true)"),
+    Metric(
+        "*@*/year_correct",
+        "none",
+        "share of item-years correct (fuzzy match; TF: the verdict matches the statement)",
+    ),
+    Metric("*@*/year_correct_pre", "none", "the same over the years up to the cut-off"),
+    Metric("*@*/year_correct_post", "none", "the same over the years after the cut-off"),
+    Metric("*@*/unknown", "none", "share of items Unknown (every year incorrect)"),
+    Metric("train/loss", "lower", "final mean training loss per answer token"),
+)
+
+
+def run(cfg: TemplatesConfig, ctx: RunContext) -> dict[str, float]:
+    """One model and the constant responder; every check on the same General items."""
+    bench = make_bench(
+        seed=int(ctx.rngs.child("bench").np.integers(2**31)),
+        n_general=cfg.n_items,
+        n_legal=1,
+        n_fewshot=5,
+        years=(cfg.first_year, cfg.last_year),
+        cutoff=cfg.cutoff,
+    )
+    lm_seed = int(ctx.rngs.child("lm").np.integers(2**31))
+    rng = np.random.default_rng(np.random.SeedSequence([lm_seed, 1]))
+    examples = probe_examples(bench, "structured", rng, max_reps=cfg.max_reps)
+    for template in ("MCQA", "TF"):
+        examples += template_examples(
+            bench, template, rng, copies=cfg.template_copies, max_reps=cfg.max_reps
+        )
+    pool = bench.pool("General")
+    items = [r for s in ("dynamic", "static") for r in bench.split("General", s)]
+    # every word of the items' MCQA/TF prompts (their distractors too) gets an id
+    extra = [
+        p.text
+        for template in ("MCQA", "TF")
+        for r in items
+        for ps in item_prompts(r, "General", pool, rng, template=template, n_sets=1).values()
+        for p in ps
+    ]
+    tok = build_tokenizer([e.context + e.target for e in examples], question_texts(bench) + extra)
+    losses: list[float] = []
+    lm = train_probe_lm(
+        examples,
+        tok,
+        seed=lm_seed,
+        d_model=cfg.d_model,
+        n_layers=cfg.n_layers,
+        epochs=cfg.epochs,
+        batch_size=cfg.batch_size,
+        lr=cfg.lr,
+        max_len=max(len(tok.encode(e.context + e.target)) for e in examples) + cfg.max_new_tokens,
+        name="chroknow-templates",
+        log=lambda e, loss: (losses.append(loss), ctx.log(e, train_loss=loss)),
+    )
+    out: dict[str, float] = {"train/loss": losses[-1]}
+    for who, model in (("lm", lm), ("const", ConstantResponder("(d)", "A. true"))):
+        for name, template, debias in CHECKS:
+            res = knowledge_check(
+                model,
+                items,
+                pool,
+                domain="General",
+                template=template,
+                debias=debias,
+                n_sets=cfg.n_sets,
+                max_new_tokens=cfg.max_new_tokens,
+                seed=lm_seed,
+            )
+            summary = summarize(res)
+            for k in ("known", "unknown"):
+                out[f"{who}@{name}/{k}"] = summary[k]
+            for part, keep in (
+                ("", lambda y: True),
+                ("_pre", lambda y: y <= cfg.cutoff),
+                ("_post", lambda y: y > cfg.cutoff),
+            ):
+                cats = [yr.category for r in res for y, yr in r.by_year.items() if keep(y)]
+                out[f"{who}@{name}/year_correct{part}"] = float(
+                    np.mean([c == "correct" for c in cats])
+                )
+    return out
+
+
+EXPERIMENT = Experiment(
+    name="chroknow.templates",
+    summary="Generation vs MCQA vs TF on one tiny LM, debiased and official layouts, beside an "
+    "always-(d) / always-true responder.",
+    config=TemplatesConfig,
+    presets=PRESETS,
+    run=run,
+    claims=CLAIMS,
+    metrics=METRICS,
+    seeds={"smoke": 1, "quick": 3, "full": 10},
+    extras=("chroknow",),
+)
