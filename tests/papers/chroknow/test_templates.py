@@ -101,3 +101,16 @@ def test_templates_smoke_runs_every_check_for_both_models():
             for part in ("", "_pre", "_post"):
                 assert 0 <= out[f"{who}@{name}/year_correct{part}"] <= 1
     assert out["const@mcqa_official/year_correct"] == out["const@tf_official/year_correct"] == 1.0
+
+
+def test_observe_runs_the_check_and_prompt_on_the_real_facts(scripted):
+    from iclr25.papers.chroknow.observe import injected_system_prompt, observe
+
+    lm = scripted(lambda p, t: "A. Angela Merkel")
+    out = observe(lm, lm, n_sets=1, max_new_tokens=8)
+    assert out["dynamic"]["items"] + out["static"]["items"] == 16
+    for state in ("dynamic", "static"):
+        assert 0 <= out[state]["check"]["known"] <= 1
+        run = out[state]["prompt_all_items"]
+        assert run["known_before"] <= run["known_total_span"] <= 1
+    assert injected_system_prompt(lm) == ""  # no tokenizer, no template

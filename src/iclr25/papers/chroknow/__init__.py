@@ -29,20 +29,16 @@ et al., ICLR 2025; arXiv 2410.09870; official code dmis-lab/ChroKnowledge).
     ...                       domain="General", template="generation")
     >>> summarize(res)["known"], summarize(res)["cut_off"]
 
-Experiments: `chroknow.elicitation` (registered, the headline) and `chroknow.prompting`
-(written, not yet listed in `iclr25.papers.PAPERS`). Needs the `chroknow` extra (rapidfuzz).
-
-What remains (issue 24), exactly:
-
-1. `chroknow.prompting`: size the quick preset to 60 s, run quick and full from a clean clone,
-   write each claim's expectation, list it in the table and on the docs page.
-2. `experiments/templates.py`: generation vs MCQA vs TF, debiased and `debias=False`, with
-   constant always-"(d)" / always-"true" responders beside the tiny LM (the training then
-   needs MCQA/TF examples of the pool's items).
-3. The SmolLM2 observation on `real_facts()` through hf (optional; offline only).
+Experiments: `chroknow.elicitation` (the headline: training format, static vs dynamic, the
+cut-off), `chroknow.prompting` (ChroKnowPrompt against the check and a control prompt) and
+`chroknow.templates` (generation vs MCQA vs TF, debiased and official layouts, beside the
+constant responders of `baselines`). `observe` runs the check and ChroKnowPrompt of a real
+model (SmolLM2 through hf by default) on the real facts: an observation, not a claim. Needs
+the `chroknow` extra (rapidfuzz); `observe` the `llm` extra.
 """
 
 from iclr25.core.experiment import PaperInfo
+from iclr25.papers.chroknow.baselines import ConstantResponder
 from iclr25.papers.chroknow.data import (
     DOMAINS,
     INVARIANT_YEARS,
@@ -99,6 +95,7 @@ __all__ = [
     "TEMPLATES",
     "YEAR_CATEGORIES",
     "ChroKnowBench",
+    "ConstantResponder",
     "ItemResult",
     "Prompt",
     "PromptResult",

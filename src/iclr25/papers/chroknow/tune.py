@@ -5,7 +5,7 @@ integers); this grid uses bench seeds `TUNE_SEEDS` (and the same for the model).
 gets the same grid (learning rate at the preset's epochs and batch size, the budget of every
 arm), and each format's choice is the learning rate with the most Known items (mean over the
 tuning seeds), ties broken by the lower mean final training loss. The check of a grid point
-uses 2 exemplar sets per item and year (the quick preset 3) to save time. Run it with
+uses 2 exemplar sets per item and year (as the quick preset) to save time. Run it with
 
     PYTHONPATH=src python -m iclr25.papers.chroknow.tune --jobs 2 --out <file.json>
 
