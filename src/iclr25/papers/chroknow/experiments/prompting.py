@@ -175,7 +175,7 @@ CLAIMS = (
             "full": (
                 "inconclusive",
                 "dynamic +1.9 points against static +2.5 (clean clone of 2f79f87), but static "
-                "items are partial known on 2 of 10 seeds only (the others: all Known), so the "
+                "items are partial known on 2 of 10 seeds only (none on the other 8), so the "
                 "static gain rests on 4 items",
             ),
         },

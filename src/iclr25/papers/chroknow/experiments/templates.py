@@ -78,7 +78,6 @@ PRESETS = {
     "full": TemplatesConfig(n_sets=5),
 }
 
-# NOT YET MEASURED: no expected verdicts yet.
 CLAIMS = (
     Claim(
         id="mcqa_above_generation",
@@ -89,6 +88,22 @@ CLAIMS = (
         control="lm@generation",
         direction="higher",
         paper_value="section 5: MCQA and TF score far higher than generation",
+        expect={
+            "quick": (
+                "inconclusive",
+                "MCQA 0.48-0.58 against generation 0.48-0.50 of the item-years correct on seeds "
+                "0-2 (session 28): at 8 epochs the model barely separates its items' years in "
+                "either template",
+            ),
+            "full": (
+                "inconclusive",
+                "MCQA 0.75 (0.57-0.87) against generation 0.74 (0.63-0.84) of the item-years "
+                "correct, higher on 3 of 10 seeds only (clean clone of 5f37b59): given the same "
+                "facts in both formats, choosing among four names is not easier for this model "
+                "than writing the name; after the cut-off MCQA's chance floor adds little (0.55 "
+                "against 0.54), because a year counts as correct only when all 5 prompts are",
+            ),
+        },
     ),
     Claim(
         id="tf_above_generation",
@@ -99,6 +114,20 @@ CLAIMS = (
         control="lm@generation",
         direction="higher",
         paper_value="section 5: MCQA and TF score far higher than generation",
+        expect={
+            "quick": (
+                "inconclusive",
+                "TF 0.90 / 0.50 / 0.92 against generation 0.48-0.50 on seeds 0-2 (session 28): "
+                "one seed's model answers every statement alike at 8 epochs",
+            ),
+            "full": (
+                "reproduced",
+                "TF 0.88 (0.80-0.93) against generation 0.74 of the item-years correct, higher "
+                "on every one of 10 seeds (clean clone of 5f37b59): before the cut-off TF is "
+                "right on 0.99 of the years against 0.84, after it on 0.66 against 0.54 (a new "
+                "object paired with an unseen name is easy to call false)",
+            ),
+        },
     ),
     Claim(
         id="official_mcqa_rewards_position",
@@ -109,6 +138,19 @@ CLAIMS = (
         control="const@mcqa",
         direction="higher",
         paper_value="(the research notes' trap: the official query's gold is always (d))",
+        expect={
+            "quick": (
+                "reproduced",
+                "the always-(d) responder gets every item-year under the official layout and "
+                "0.22-0.28 under the debiased one (1 prompt a year; seeds 0-2, session 28)",
+            ),
+            "full": (
+                "reproduced",
+                "the always-(d) responder gets every item-year, so every item Known, under the "
+                "official layout and no year under the debiased one (5 prompts a year, the "
+                "gold at each position in turn), on every seed (clean clone of 5f37b59)",
+            ),
+        },
     ),
     Claim(
         id="official_tf_rewards_yes",
@@ -119,6 +161,19 @@ CLAIMS = (
         control="const@tf",
         direction="higher",
         paper_value="(the research notes' trap: the official query is always true)",
+        expect={
+            "quick": (
+                "reproduced",
+                "the always-true responder gets every item-year under the official layout and "
+                "0.50-0.53 under the debiased one (seeds 0-2, session 28)",
+            ),
+            "full": (
+                "reproduced",
+                "the always-true responder gets every item-year, so every item Known, under the "
+                "official layout and no year under the debiased one (true and false queries "
+                "in turn), on every seed (clean clone of 5f37b59)",
+            ),
+        },
     ),
     Claim(
         id="lm_mcqa_inflated_by_official_layout",
@@ -129,6 +184,19 @@ CLAIMS = (
         control="lm@mcqa",
         direction="higher",
         paper_value="(not in the paper: how much of the format effect is bias)",
+        expect={
+            "quick": (
+                "inconclusive",
+                "the same share under both layouts on each of seeds 0-2 (session 28)",
+            ),
+            "full": (
+                "reproduced",
+                "0.77 under the official layout against 0.75 debiased, higher on every one of "
+                "10 seeds by 0.005-0.06 (clean clone of 5f37b59), although the model was "
+                "trained on debiased layouts only: where it is unsure it picks (d), the official "
+                "gold slot, more often than the other options",
+            ),
+        },
     ),
 )
 
