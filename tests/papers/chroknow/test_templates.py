@@ -114,3 +114,21 @@ def test_observe_runs_the_check_and_prompt_on_the_real_facts(scripted):
         run = out[state]["prompt_all_items"]
         assert run["known_before"] <= run["known_total_span"] <= 1
     assert injected_system_prompt(lm) == ""  # no tokenizer, no template
+
+
+def test_correct_share_counts_correct_item_years_over_the_kept_years():
+    from iclr25.papers.chroknow.method import correct_share, score_item
+
+    rec = {"subject": "s", "relation": "employer", "distractor": ["a", "b", "c"]}
+    for y in (2018, 2019, 2020):
+        rec[f"objects_{y}"] = [["Dorvan"]]
+        rec[f"release_date_{y}"] = f"{y}-01-01"
+    answer = {2018: "A. Dorvan", 2019: "A. Dorvan", 2020: "A. Melkis"}
+    prompts = {y: [None] for y in answer}
+    res = score_item(
+        rec, prompts, {y: [a] for y, a in answer.items()}, {y: [a] for y, a in answer.items()}
+    )
+    assert correct_share([res]) == pytest.approx(2 / 3)
+    assert correct_share([res], lambda y: y >= 2020) == 0.0
+    with pytest.raises(ValueError, match="no item-year"):
+        correct_share([res], lambda y: y > 2030)

@@ -32,7 +32,7 @@ reproduces the official layouts to show the bias.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -679,6 +679,17 @@ def summarize(results: Sequence[ItemResult]) -> dict[str, float]:
     return out
 
 
+def correct_share(
+    results: Sequence[ItemResult], keep: Callable[[int], bool] | None = None
+) -> float:
+    """Share of the item-years whose (fuzzy) category is "correct", over the years `keep`
+    accepts (all by default)."""
+    cats = [yr.category for r in results for y, yr in r.by_year.items() if keep is None or keep(y)]
+    if not cats:
+        raise ValueError("no item-year to count: pass results with years that keep accepts")
+    return float(np.mean([c == "correct" for c in cats]))
+
+
 # ---------------------------------------------------------------- ChroKnowPrompt
 
 # DEVIATION: the two system prompts are paraphrases (same instructions, our wording).
@@ -1090,6 +1101,7 @@ __all__ = [
     "classify_item",
     "classify_year",
     "clean_chrono_answers",
+    "correct_share",
     "downsample",
     "exact_match",
     "extract_chrono_answer",

@@ -139,6 +139,18 @@ class TimelineSetup:
         check(self.d_model % 4 == 0, "d_model", self.d_model, "a multiple of 4 (4 heads)")
 
 
+SMOKE_SETUP = {
+    "first_year": 2018,
+    "last_year": 2022,
+    "d_model": 8,
+    "epochs": 1,
+    "n_sets": 1,
+    "max_new_tokens": 3,
+}
+"""The `TimelineSetup` values every experiment's smoke preset uses (5 years, a width-8 model,
+one epoch, one exemplar set, 3 new tokens)."""
+
+
 def fact_line(record: dict[str, Any], year: int, fmt: str) -> str:
     """One training line stating the item's object in `year`.
 
@@ -574,6 +586,7 @@ __all__ = [
     "FORMATS",
     "PROSE",
     "PROSE_REVERSED",
+    "SMOKE_SETUP",
     "Example",
     "TimelineSetup",
     "bridge_examples",

@@ -27,9 +27,10 @@ from iclr25.core.config import check, configclass
 from iclr25.core.context import RunContext
 from iclr25.core.experiment import Experiment, Metric
 from iclr25.papers.chroknow.data import make_bench
-from iclr25.papers.chroknow.method import knowledge_check, summarize
+from iclr25.papers.chroknow.method import correct_share, knowledge_check, summarize
 from iclr25.papers.chroknow.training import (
     FORMATS,
+    SMOKE_SETUP,
     TimelineSetup,
     build_tokenizer,
     own_format_recall,
@@ -65,17 +66,7 @@ class ElicitationConfig(TimelineSetup):
 # DEVIATION: n_sets 2 in the quick preset (official 5; full uses 5) and a new-token limit of
 # 8 (official 50): every fictional answer is at most 4 words and a newline stops decoding.
 PRESETS = {
-    "smoke": ElicitationConfig(
-        n_items=2,
-        first_year=2018,
-        last_year=2022,
-        cutoff=2021,
-        d_model=8,
-        max_reps=1,
-        epochs=1,
-        n_sets=1,
-        max_new_tokens=3,
-    ),
+    "smoke": ElicitationConfig(**SMOKE_SETUP, n_items=2, max_reps=1),
     "quick": ElicitationConfig(n_items=8, formats=("structured", "prose"), epochs=15, n_sets=2),
     "full": ElicitationConfig(n_items=16, n_sets=5),
 }
@@ -243,10 +234,7 @@ def run(cfg: ElicitationConfig, ctx: RunContext) -> dict[str, float]:
                 ("pre", lambda y: y <= cfg.cutoff),
                 ("post", lambda y: y > cfg.cutoff),
             ):
-                yrs = [yr for r in res for y, yr in r.by_year.items() if keep(y)]
-                out[f"{fmt}_{state}_{part}/year_correct"] = float(
-                    np.mean([yr.category == "correct" for yr in yrs])
-                )
+                out[f"{fmt}_{state}_{part}/year_correct"] = correct_share(res, keep)
         for k, v in summarize(every).items():
             out[f"{fmt}/{k}"] = v
         own = own_format_recall(lm, examples, bench, cfg.max_new_tokens)

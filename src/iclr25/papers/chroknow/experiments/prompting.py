@@ -25,6 +25,7 @@ from iclr25.core.experiment import Experiment, Metric
 from iclr25.papers.chroknow.data import make_bench
 from iclr25.papers.chroknow.method import knowledge_check, run_chroknow_prompt
 from iclr25.papers.chroknow.training import (
+    SMOKE_SETUP,
     TimelineSetup,
     build_tokenizer,
     probe_examples,
@@ -69,18 +70,7 @@ class PromptingConfig(TimelineSetup):
 # and the bench's fictional names occur nowhere lower-cased, so a lower-cased shot answer
 # reads as `<unk>` and carries no object (fuzzy matching is case-insensitive either way).
 PRESETS = {
-    "smoke": PromptingConfig(
-        n_general=2,
-        n_legal=2,
-        first_year=2018,
-        last_year=2022,
-        n_timeline=4,
-        d_model=8,
-        epochs=1,
-        n_sets=1,
-        max_new_tokens=3,
-        span=1,
-    ),
+    "smoke": PromptingConfig(**SMOKE_SETUP, n_general=2, n_legal=2, n_timeline=4, span=1),
     "quick": PromptingConfig(n_general=8, n_legal=4, n_timeline=150, epochs=10, n_sets=2),
     "full": PromptingConfig(n_sets=5),
 }

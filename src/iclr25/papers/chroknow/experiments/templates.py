@@ -27,8 +27,14 @@ from iclr25.core.context import RunContext
 from iclr25.core.experiment import Experiment, Metric
 from iclr25.papers.chroknow.baselines import ConstantResponder
 from iclr25.papers.chroknow.data import make_bench
-from iclr25.papers.chroknow.method import item_prompts, knowledge_check, summarize
+from iclr25.papers.chroknow.method import (
+    correct_share,
+    item_prompts,
+    knowledge_check,
+    summarize,
+)
 from iclr25.papers.chroknow.training import (
+    SMOKE_SETUP,
     TimelineSetup,
     build_tokenizer,
     probe_examples,
@@ -63,17 +69,7 @@ class TemplatesConfig(TimelineSetup):
 # DEVIATION: the pool has 5 records per relation here (the other experiments 4): a pool record
 # trained in the MCQA/TF formats takes its 4 exemplars from its pool mates.
 PRESETS = {
-    "smoke": TemplatesConfig(
-        n_items=2,
-        first_year=2018,
-        last_year=2022,
-        max_reps=1,
-        template_copies=1,
-        d_model=8,
-        epochs=1,
-        n_sets=1,
-        max_new_tokens=3,
-    ),
+    "smoke": TemplatesConfig(**SMOKE_SETUP, n_items=2, max_reps=1, template_copies=1),
     "quick": TemplatesConfig(n_items=4, first_year=2019, template_copies=1, epochs=8, n_sets=1),
     "full": TemplatesConfig(n_sets=5),
 }
@@ -275,14 +271,11 @@ def run(cfg: TemplatesConfig, ctx: RunContext) -> dict[str, float]:
             for k in ("known", "unknown"):
                 out[f"{who}@{name}/{k}"] = summary[k]
             for part, keep in (
-                ("", lambda y: True),
+                ("", None),
                 ("_pre", lambda y: y <= cfg.cutoff),
                 ("_post", lambda y: y > cfg.cutoff),
             ):
-                cats = [yr.category for r in res for y, yr in r.by_year.items() if keep(y)]
-                out[f"{who}@{name}/year_correct{part}"] = float(
-                    np.mean([c == "correct" for c in cats])
-                )
+                out[f"{who}@{name}/year_correct{part}"] = correct_share(res, keep)
     return out
 
 
