@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from iclr25.core.checks import check_choice
+from iclr25.core.lm.base import check_prompts, check_sampling, cut_at_stop
 from iclr25.papers.chroknow.method import OPTION_TAGS
 
 _OPTIONS = re.compile(r"^\(a\) (.*) \(b\) (.*) \(c\) (.*) \(d\) (.*)$")
@@ -63,13 +64,8 @@ class ConstantResponder:
         seed: int = 0,
     ) -> list[str]:
         """The rule's reply to each prompt, cut before the first stop string."""
-        out = []
-        for p in prompts:
-            text = self._reply(str(p))
-            for s in stop:
-                text = text.split(s)[0] if s else text
-            out.append(text)
-        return out
+        stop = check_sampling(max_new_tokens, temperature, stop, seed)
+        return [cut_at_stop(self._reply(p), stop)[0] for p in check_prompts(prompts)]
 
     def score(self, prompts: Sequence[str], continuations: Sequence[str]) -> np.ndarray:
         """Not defined for a rule: raises NotImplementedError."""

@@ -582,6 +582,50 @@ def train_probe_lm(
     )
 
 
+def train_setup_lm(
+    cfg: TimelineSetup,
+    examples: Sequence[Example],
+    tokenizer: WordTokenizer,
+    *,
+    seed: int,
+    lr: float,
+    name: str = "chroknow",
+    max_len: int = 128,
+    log: Callable[[int, float], None] | None = None,
+) -> tuple[TinyLM, float]:
+    """`train_probe_lm` with the model size and budget of an experiment's config.
+
+    Returns:
+        The trained model and its final mean training loss.
+    """
+    losses: list[float] = []
+
+    def record(epoch: int, loss: float) -> None:
+        losses.append(loss)
+        if log is not None:
+            log(epoch, loss)
+
+    lm = train_probe_lm(
+        examples,
+        tokenizer,
+        seed=seed,
+        d_model=cfg.d_model,
+        n_layers=cfg.n_layers,
+        epochs=cfg.epochs,
+        batch_size=cfg.batch_size,
+        lr=lr,
+        max_len=max_len,
+        name=name,
+        log=record,
+    )
+    return lm, losses[-1]
+
+
+def longest_example(examples: Sequence[Example], tokenizer: WordTokenizer) -> int:
+    """Tokens of the longest example's context and target (without `<bos>`)."""
+    return max(len(tokenizer.encode(e.context + e.target)) for e in examples)
+
+
 __all__ = [
     "FORMATS",
     "PROSE",
@@ -593,6 +637,7 @@ __all__ = [
     "build_tokenizer",
     "example_tensors",
     "fact_line",
+    "longest_example",
     "own_format_recall",
     "probe_examples",
     "question_texts",
@@ -600,4 +645,5 @@ __all__ = [
     "template_examples",
     "timeline_examples",
     "train_probe_lm",
+    "train_setup_lm",
 ]

@@ -36,7 +36,7 @@ from iclr25.papers.chroknow.training import (
     own_format_recall,
     probe_examples,
     question_texts,
-    train_probe_lm,
+    train_setup_lm,
 )
 from iclr25.papers.chroknow.tune import TUNED
 
@@ -198,23 +198,15 @@ def run(cfg: ElicitationConfig, ctx: RunContext) -> dict[str, float]:
         tok = build_tokenizer(
             [e.context + e.target for e in examples], question_texts(bench, ("General",))
         )
-        losses: list[float] = []
-        lm = train_probe_lm(
+        lm, out[f"{fmt}/train_loss"] = train_setup_lm(
+            cfg,
             examples,
             tok,
             seed=lm_seed,
-            d_model=cfg.d_model,
-            n_layers=cfg.n_layers,
-            epochs=cfg.epochs,
-            batch_size=cfg.batch_size,
             lr=getattr(cfg, f"lr_{fmt}"),
             name=f"chroknow-{fmt}",
-            log=lambda e, loss, fmt=fmt, losses=losses: (
-                losses.append(loss),
-                ctx.log(e, **{f"{fmt}/loss": loss}),
-            ),
+            log=lambda e, loss, fmt=fmt: ctx.log(e, **{f"{fmt}/loss": loss}),
         )
-        out[f"{fmt}/train_loss"] = losses[-1]
         every = []
         for state in ("dynamic", "static"):
             recs = bench.split("General", state)

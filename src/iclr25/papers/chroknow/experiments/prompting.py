@@ -28,10 +28,11 @@ from iclr25.papers.chroknow.training import (
     SMOKE_SETUP,
     TimelineSetup,
     build_tokenizer,
+    longest_example,
     probe_examples,
     question_texts,
     timeline_examples,
-    train_probe_lm,
+    train_setup_lm,
 )
 from iclr25.papers.chroknow.tune import TUNED
 
@@ -250,22 +251,17 @@ def run(cfg: PromptingConfig, ctx: RunContext) -> dict[str, float]:
     examples += timeline_examples(bench, half, rng, lowercase_shots=True)
     examples += timeline_examples(bench, cfg.n_timeline - half, rng, lowercase_shots=False)
     tok = build_tokenizer([e.context + e.target for e in examples], question_texts(bench, DOMAINS))
-    losses: list[float] = []
-    lm = train_probe_lm(
+    lm, loss = train_setup_lm(
+        cfg,
         examples,
         tok,
         seed=lm_seed,
-        d_model=cfg.d_model,
-        n_layers=cfg.n_layers,
-        epochs=cfg.epochs,
-        batch_size=cfg.batch_size,
         lr=cfg.lr,
         # a prompt step's shots and candidate are model outputs of up to max_new_tokens each
-        max_len=max(len(tok.encode(e.context + e.target)) for e in examples)
-        + (2 * cfg.span + 2) * cfg.max_new_tokens,
-        log=lambda e, loss: (losses.append(loss), ctx.log(e, train_loss=loss)),
+        max_len=longest_example(examples, tok) + (2 * cfg.span + 2) * cfg.max_new_tokens,
+        log=lambda e, loss: ctx.log(e, train_loss=loss),
     )
-    out: dict[str, float] = {"train/loss": losses[-1]}
+    out: dict[str, float] = {"train/loss": loss}
     counts: dict[str, dict[str, float]] = {}
     span = {"prev_span": cfg.span, "next_span": cfg.span, "max_new_tokens": cfg.max_new_tokens}
     for domain, state in SPLITS:

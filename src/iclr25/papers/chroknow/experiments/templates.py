@@ -37,10 +37,11 @@ from iclr25.papers.chroknow.training import (
     SMOKE_SETUP,
     TimelineSetup,
     build_tokenizer,
+    longest_example,
     probe_examples,
     question_texts,
     template_examples,
-    train_probe_lm,
+    train_setup_lm,
 )
 from iclr25.papers.chroknow.tune import TUNED
 
@@ -239,21 +240,17 @@ def run(cfg: TemplatesConfig, ctx: RunContext) -> dict[str, float]:
         for p in ps
     ]
     tok = build_tokenizer([e.context + e.target for e in examples], question_texts(bench) + extra)
-    losses: list[float] = []
-    lm = train_probe_lm(
+    lm, loss = train_setup_lm(
+        cfg,
         examples,
         tok,
         seed=lm_seed,
-        d_model=cfg.d_model,
-        n_layers=cfg.n_layers,
-        epochs=cfg.epochs,
-        batch_size=cfg.batch_size,
         lr=cfg.lr,
-        max_len=max(len(tok.encode(e.context + e.target)) for e in examples) + cfg.max_new_tokens,
         name="chroknow-templates",
-        log=lambda e, loss: (losses.append(loss), ctx.log(e, train_loss=loss)),
+        max_len=longest_example(examples, tok) + cfg.max_new_tokens,
+        log=lambda e, loss: ctx.log(e, train_loss=loss),
     )
-    out: dict[str, float] = {"train/loss": losses[-1]}
+    out: dict[str, float] = {"train/loss": loss}
     for who, model in (("lm", lm), ("const", ConstantResponder("(d)", "A. true"))):
         for name, template, debias in CHECKS:
             res = knowledge_check(
