@@ -115,4 +115,9 @@ PAPERS: dict[str, PaperEntry] = {
         experiments=("elicitation", "prompting", "templates"),
         extras=("chroknow",),
     ),
+    "contrastive_po": PaperEntry(
+        title="Preference optimization of contrastive vision-language models (Afzali et al.)",
+        experiments=("typographic", "pareto", "control", "bias"),
+        extras=("vision",),
+    ),
 }

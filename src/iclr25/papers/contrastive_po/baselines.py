@@ -6,18 +6,23 @@
 - `paint`: PAINT (Ilharco et al. 2022, "Patching open-vocabulary models by interpolating
   weights"): theta = (1 - alpha) theta_zero-shot + alpha theta_fine-tuned, alpha in [0, 1].
   In the typographic-attack literature the fine-tuned endpoint is the CE-fine-tuned model.
+- `paint_path` and `clean_at_typo`: the interpolation path of any fine-tuned model (CE's is
+  PAINT's) and its clean accuracy where it reaches a given typographic accuracy, the rule by
+  which the experiments compare methods "at matched typographic accuracy".
 """
 
 from __future__ import annotations
 
 import copy
+import itertools
 
+import numpy as np
 import torch
 from torch import nn
 
 from iclr25.core.checks import check_float
 from iclr25.papers.contrastive_po.data import TypographicPairs
-from iclr25.papers.contrastive_po.training import FinetuneResult, finetune
+from iclr25.papers.contrastive_po.training import FinetuneResult, evaluate, finetune
 
 
 def zero_shot(model: nn.Module) -> nn.Module:
@@ -64,3 +69,37 @@ def paint(zero_shot_model: nn.Module, finetuned: nn.Module, alpha: float) -> nn.
     for p in out.parameters():
         p.requires_grad_(False)
     return out
+
+
+def paint_path(
+    zero_shot_model: nn.Module, finetuned: nn.Module, pairs: TypographicPairs, alphas
+) -> list[tuple[float, float, float]]:
+    """(alpha, clean accuracy, typographic accuracy) of `paint(zero_shot_model, finetuned,
+    alpha)` on `pairs` for each alpha (ascending)."""
+    out = []
+    for a in sorted(float(a) for a in alphas):
+        acc = evaluate(paint(zero_shot_model, finetuned, a), pairs)
+        out.append((a, acc["clean"], acc["typo"]))
+    return out
+
+
+def clean_at_typo(path: list[tuple[float, float, float]], level: float) -> float:
+    """Clean accuracy where an interpolation path first reaches typographic accuracy `level`.
+
+    Linear interpolation between the two path points around the first crossing (the first
+    point when it is already at or above `level`); NaN when the path never reaches it.
+
+    Args:
+        path: `paint_path`'s (alpha, clean, typo) rows, alpha ascending.
+        level: A typographic accuracy in [0, 1].
+    """
+    level = check_float("level", level, 0.0, 1.0)
+    if not path:
+        raise ValueError("path is empty: needs at least one (alpha, clean, typo) row")
+    if path[0][2] >= level:
+        return float(path[0][1])
+    for (_, c0, t0), (_, c1, t1) in itertools.pairwise(path):
+        if t1 >= level:
+            w = (level - t0) / (t1 - t0)
+            return float(c0 + w * (c1 - c0))
+    return float(np.nan)

@@ -118,7 +118,7 @@ def fit_control_map(
 
     Each step draws b pairs and builds the official 2b batch (clean rows with true labels,
     typographic rows with written labels); the reference is W at initialisation. The loss is
-    `losses.po_loss(...) + unitarity * ||I - W W^T||_F`.
+    `method.po_loss(...) + unitarity * ||I - W W^T||_F`.
 
     Args:
         clean_emb, typo_emb: (N, d) image embeddings of paired clean / typographic images.
@@ -126,7 +126,7 @@ def fit_control_map(
         true, written: (N,) class indices into the K prompts, written != true.
         scale: The frozen model's temperature s.
         method: "dpo", "ipo" or "kto".
-        beta, lam: As in `losses.po_loss`.
+        beta, lam: As in `method.po_loss`.
         unitarity: Weight of the orthogonality penalty (>= 0).
         steps, batch_size, lr: Adam on W.
         generator: Initialisation and minibatch draws.
@@ -134,7 +134,7 @@ def fit_control_map(
     Returns:
         The trained `ControlMap` (eval mode).
     """
-    from iclr25.papers.contrastive_po.losses import po_loss
+    from iclr25.papers.contrastive_po.method import po_loss
 
     steps = check_int("steps", steps, 1)
     lr = check_float("lr", lr, 0.0, low_open=True)

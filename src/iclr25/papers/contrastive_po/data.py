@@ -518,6 +518,58 @@ def typographic_pairs(
     )
 
 
+def bias_pairs(
+    n: int,
+    rng: np.random.Generator,
+    classes: tuple[int, ...] | list[int] = TRAIN_CLASSES,
+    *,
+    size: int = 40,
+) -> TypographicPairs:
+    """`n` preference pairs of the bias analogue, in the shape of `TypographicPairs`.
+
+    With `pretraining_set(group_bias=p)` even classes are tied to the "dots" background and odd
+    classes to "waves". Here `clean[i]` is an icon of class `labels[i]` on its class's
+    *aligned* background (the regularisation half, D_reg) and `typo[i]` an icon of the same
+    class, colour and draw seed on the *conflicting* background (the preference half);
+    `written[i]` is a class of `classes` of the other parity, one the conflicting background
+    points to: the triple (conflicting image, true class preferred, background's class
+    rejected) is the analogue of the paper's debiasing preferences. `groups` holds the
+    conflicting image's group.
+
+    Shapes:
+        clean, typo (n, size, size, 3); labels, written, groups (n,).
+    """
+    n = check_int("n", n, 1)
+    classes = tuple(sorted({_check_class("classes[i]", c) for c in classes}))
+    if not {c % 2 for c in classes} == {0, 1}:
+        raise ValueError(f"classes={classes!r} is not allowed: needs even and odd classes")
+    clean, conflicting, labels, written, groups = [], [], [], [], []
+    colours = list(COLOURS)
+    for _ in range(n):
+        c = classes[int(rng.integers(len(classes)))]
+        others = [k for k in classes if k % 2 != c % 2]
+        w = others[int(rng.integers(len(others)))]
+        colour = colours[int(rng.integers(len(colours)))]
+        seed = int(rng.integers(2**63))
+        aligned = "dots" if c % 2 == 0 else "waves"
+        other = "waves" if aligned == "dots" else "dots"
+        for out, g in ((clean, aligned), (conflicting, other)):
+            out.append(
+                render_icon(c, np.random.default_rng(seed), colour=colour, group=g, size=size)
+            )
+        labels.append(c)
+        written.append(w)
+        groups.append(GROUPS.index(other))
+    return TypographicPairs(
+        clean=np.stack(clean),
+        typo=np.stack(conflicting),
+        labels=np.asarray(labels, dtype=np.int64),
+        written=np.asarray(written, dtype=np.int64),
+        classes=classes,
+        groups=np.asarray(groups, dtype=np.int64),
+    )
+
+
 def reading_set(
     n: int,
     rng: np.random.Generator,

@@ -19,7 +19,7 @@ from torch import nn
 
 from iclr25.core.checks import check_choice, check_float, check_int
 from iclr25.papers.contrastive_po.data import TypographicPairs, to_tensor
-from iclr25.papers.contrastive_po.losses import (
+from iclr25.papers.contrastive_po.method import (
     ce_loss,
     kl_ref_policy,
     po_loss,

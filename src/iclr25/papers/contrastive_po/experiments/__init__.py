@@ -1,0 +1,1 @@
+"""The contrastive_po experiments (one file each)."""
