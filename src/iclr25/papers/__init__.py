@@ -117,7 +117,7 @@ PAPERS: dict[str, PaperEntry] = {
     ),
     "contrastive_po": PaperEntry(
         title="Preference optimization of contrastive vision-language models (Afzali et al.)",
-        experiments=("typographic", "pareto", "control", "bias"),
+        experiments=("typographic", "pareto", "control", "bias", "minilm"),
         extras=("vision",),
     ),
 }

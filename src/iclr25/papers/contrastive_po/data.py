@@ -108,6 +108,18 @@ def class_prompt(c: int) -> str:
     return f"a photo of a {CLASSES[c]}"
 
 
+def all_captions() -> tuple[str, ...]:
+    """Every caption `pretraining_set` writes and every class prompt (`class_prompt`), in a
+    fixed order: the finite text side of this world (the frozen MiniLM tower embeds each once).
+    """
+    caps = [class_prompt(c) for c in range(len(CLASSES))]
+    for name in CLASSES:
+        caps += [f"the word {name}", f"a {name} sign"]
+        for colour in COLOURS:
+            caps += [f"a {colour} {name}", f"a {colour} {name} icon"]
+    return tuple(caps)
+
+
 def _check_class(name: str, c) -> int:
     return check_int(name, c, 0, len(CLASSES) - 1)
 

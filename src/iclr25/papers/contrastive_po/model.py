@@ -23,8 +23,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr25.core.checks import check_float, check_int
-from iclr25.papers.contrastive_po.data import VOCAB, CaptionedImages, class_prompt, tokenize
+from iclr25.core.checks import check_choice, check_float, check_int
+from iclr25.papers.contrastive_po.data import (
+    VOCAB,
+    CaptionedImages,
+    all_captions,
+    class_prompt,
+    tokenize,
+)
 
 LOGIT_SCALE_MAX = math.log(100.0)
 """CLIP clamps its learned log temperature at log(100)."""
@@ -38,6 +44,13 @@ class TinyCLIP(nn.Module):
         width: Channels of the first conv block (doubled in the next two).
         vocab_size: Number of word ids (`len(VOCAB)`).
         word_dim: Word embedding size of the text tower.
+        text_tower: "bow" (word embeddings, mean over words, a residual MLP; trained from
+            scratch) or "minilm": the frozen all-MiniLM-L6-v2 sentence embedding (384-d) of
+            each caption, looked up in `caption_table`, mapped to `word_dim` by a trainable
+            linear layer under the same residual MLP (the optional arm with a real pretrained
+            text tower).
+        caption_table: For "minilm": the (len(all_captions()), 384) embeddings of
+            `data.all_captions()`; None computes them with `minilm.embed` (loads the model).
 
     Shapes:
         encode_image: (B, 3, S, S) float in [0, 1] -> (B, dim), unit norm.
@@ -46,13 +59,21 @@ class TinyCLIP(nn.Module):
     """
 
     def __init__(
-        self, *, dim: int = 64, width: int = 16, vocab_size: int = len(VOCAB), word_dim: int = 64
+        self,
+        *,
+        dim: int = 64,
+        width: int = 16,
+        vocab_size: int = len(VOCAB),
+        word_dim: int = 64,
+        text_tower: str = "bow",
+        caption_table: np.ndarray | torch.Tensor | None = None,
     ) -> None:
         super().__init__()
         dim = check_int("dim", dim, 2)
         width = check_int("width", width, 1)
         vocab_size = check_int("vocab_size", vocab_size, 2)
         word_dim = check_int("word_dim", word_dim, 1)
+        self.text_tower = check_choice("text_tower", text_tower, ("bow", "minilm"))
 
         def block(cin: int, cout: int) -> nn.Sequential:
             return nn.Sequential(
@@ -74,7 +95,24 @@ class TinyCLIP(nn.Module):
             nn.Flatten(),
         )
         self.image_proj = nn.Linear(4 * width, dim)
-        self.word_emb = nn.Embedding(vocab_size, word_dim, padding_idx=0)
+        if text_tower == "minilm":
+            captions = all_captions()
+            if caption_table is None:
+                from iclr25.papers.contrastive_po.minilm import embed
+
+                caption_table = embed(captions)
+            table = torch.as_tensor(np.asarray(caption_table), dtype=torch.float32)
+            if table.ndim != 2 or table.shape[0] != len(captions):
+                raise ValueError(
+                    f"caption_table has shape {tuple(table.shape)}: needs ({len(captions)}, d), "
+                    "one row per data.all_captions() entry"
+                )
+            self.register_buffer("caption_table", table)
+            keys = tokenize(list(captions))
+            self._caption_row = {tuple(k.tolist()): i for i, k in enumerate(keys)}
+            self.text_in = nn.Linear(table.shape[1], word_dim)
+        else:
+            self.word_emb = nn.Embedding(vocab_size, word_dim, padding_idx=0)
         self.text_mlp = nn.Sequential(
             nn.Linear(word_dim, 2 * word_dim), nn.ReLU(), nn.Linear(2 * word_dim, word_dim)
         )
@@ -92,8 +130,18 @@ class TinyCLIP(nn.Module):
         """Unit-norm text embeddings (T, dim) from padded word ids (T, L)."""
         if tokens.ndim != 2:
             raise ValueError(f"tokens must have shape (T, L), got {tuple(tokens.shape)}")
-        mask = (tokens != 0).float().unsqueeze(-1)
-        pooled = (self.word_emb(tokens) * mask).sum(1) / mask.sum(1).clamp_min(1.0)
+        if self.text_tower == "minilm":
+            try:
+                rows = [self._caption_row[tuple(t)] for t in tokens.tolist()]
+            except KeyError as err:
+                raise ValueError(
+                    f"a caption with word ids {list(err.args[0])} is not in data.all_captions(): "
+                    "the frozen MiniLM tower only embeds those"
+                ) from None
+            pooled = self.text_in(self.caption_table[torch.tensor(rows, dtype=torch.long)])
+        else:
+            mask = (tokens != 0).float().unsqueeze(-1)
+            pooled = (self.word_emb(tokens) * mask).sum(1) / mask.sum(1).clamp_min(1.0)
         return F.normalize(self.text_proj(pooled + self.text_mlp(pooled)), dim=-1)
 
     def scale(self) -> torch.Tensor:

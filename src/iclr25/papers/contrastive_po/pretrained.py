@@ -3,8 +3,9 @@
 The paper fine-tunes OpenAI CLIP; here the starting point is a `model.TinyCLIP` pretrained from
 scratch by `pretrain_tinyclip` (about 85 s on one idle core). Two pretraining recipes exist
 (`RECIPES`): "typographic" (the default mix of `data.pretraining_set`, the model reads and is
-fooled by written words) and "bias" (the same with `group_bias=0.9`: every class is tied to a
-background pattern, the synthetic analogue of the paper's gender bias).
+fooled by written words), "bias" (the same with `group_bias=0.9`: every class is tied to a
+background pattern, the synthetic analogue of the paper's gender bias) and "minilm" (as
+"typographic" with the frozen all-MiniLM-L6-v2 text tower).
 
 The seed-0 model of each recipe is shipped in `assets/` with its sha256 (`CHECKPOINTS`), so the
 smoke and quick presets start in a second; the full presets pretrain a fresh model per seed
@@ -48,6 +49,8 @@ class PretrainRecipe:
         width: `TinyCLIP(width=...)` (87,681 parameters at 16).
         group_bias: None, or the probability that an image's background is its class's
             spurious group (the bias analogue).
+        text_tower: `TinyCLIP(text_tower=...)`: "bow" (trained from scratch) or "minilm"
+            (frozen all-MiniLM-L6-v2 caption embeddings under trainable layers).
     """
 
     n_images: int = 12000
@@ -56,13 +59,16 @@ class PretrainRecipe:
     lr: float = 2e-3
     width: int = 16
     group_bias: float | None = None
+    text_tower: str = "bow"
 
 
 RECIPES: dict[str, PretrainRecipe] = {
     "typographic": PretrainRecipe(),
     "bias": PretrainRecipe(group_bias=0.9),
+    "minilm": PretrainRecipe(text_tower="minilm"),
 }
-"""The pretraining recipes: "typographic" (reads, is fooled) and "bias" (spurious backgrounds)."""
+"""The pretraining recipes: "typographic" (reads, is fooled), "bias" (spurious backgrounds) and
+"minilm" (as "typographic" with the frozen MiniLM text tower)."""
 
 CHECKPOINTS: dict[str, tuple[str, str]] = {
     "typographic": (
@@ -72,6 +78,10 @@ CHECKPOINTS: dict[str, tuple[str, str]] = {
     "bias": (
         "tinyclip_bias.pt",
         "883074c8b61b9927d802130fa2cbbb14a5a979064246a27539e5ca8aae467294",
+    ),
+    "minilm": (
+        "tinyclip_minilm.pt",
+        "9826bb8388fb9ddc7d864b0d72eadcb3228a36b4ee95934ecc1f51b6564b951e",
     ),
 }
 """recipe -> (file in `assets/`, sha256): the seed-0 model of each recipe."""
@@ -93,7 +103,7 @@ def pretrain_tinyclip(recipe: str, seed: int) -> tuple[TinyCLIP, PretrainLog]:
     data = pretraining_set(spec.n_images, np.random.default_rng(seed), group_bias=spec.group_bias)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        model = TinyCLIP(width=spec.width)
+        model = TinyCLIP(width=spec.width, text_tower=spec.text_tower)
     log = pretrain(
         model,
         data,
@@ -121,8 +131,11 @@ def load_checkpoint(recipe: str = "typographic") -> TinyCLIP:
     got = _sha256(path)
     if got != expected:
         raise ValueError(f"{path} has sha256 {got}, expected {expected}: the file is damaged")
-    model = TinyCLIP(width=RECIPES[recipe].width)
     state = torch.load(io.BytesIO(path.read_bytes()), weights_only=True)
+    spec = RECIPES[recipe]
+    model = TinyCLIP(
+        width=spec.width, text_tower=spec.text_tower, caption_table=state.get("caption_table")
+    )
     model.load_state_dict(state)
     return model.eval()
 

@@ -17,38 +17,21 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import numpy as np
-
 from iclr25.core.checks import Range
-from iclr25.core.claims import Claim
 from iclr25.core.config import configclass
 from iclr25.core.context import RunContext
-from iclr25.core.experiment import Experiment, Metric
-from iclr25.papers.contrastive_po.baselines import clean_at_typo, paint, paint_path, zero_shot
-from iclr25.papers.contrastive_po.data import (
-    HELDOUT_CLASSES,
-    TRAIN_CLASSES,
-    reading_set,
-    to_tensor,
-    typographic_pairs,
-)
-from iclr25.papers.contrastive_po.model import class_logprobs, prompt_tokens
+from iclr25.core.experiment import Experiment
 from iclr25.papers.contrastive_po.setup import (
+    COMPARE_METRICS,
     QUICK_LRS,
     SMOKE,
     FinetuneSetup,
-    final_loss,
-    run_method,
-    scores,
-    start,
+    compare_methods,
+    matched_claim,
+    raises_claim,
 )
 from iclr25.papers.contrastive_po.training import METHODS
 from iclr25.papers.contrastive_po.tune import TUNED_ALPHA
-
-PO = ("dpo", "ipo", "kto")
-"""The paper's preference-optimisation losses."""
-ALPHA_GRID = tuple(np.round(np.linspace(0.0, 1.0, 11), 2))
-"""Interpolation coefficients of the matched-accuracy paths."""
 
 
 @configclass
@@ -68,89 +51,59 @@ PRESETS = {
 }
 
 
-def _raises(method: str, split: str, label: str, expect: dict) -> Claim:
-    return Claim(
-        id=f"{method}_raises_{split}_typographic",
-        statement=f"{label} fine-tuning raises typographic accuracy on the {split} classes over "
-        "the zero-shot reference.",
-        metric=f"{split}_typo",
-        treatment=method,
-        control="reference",
-        direction="higher",
-        paper_value="CLIP 34.6 -> CE 53.8, DPO 51.3, IPO 51.8, KTO 54.0 (mean of 9 "
-        "typographic sets, official logs)",
-        expect=expect,
-    )
-
-
-def _matched(method: str, label: str, expect: dict) -> Claim:
-    return Claim(
-        id=f"{method}_keeps_clean_at_matched_typographic",
-        statement=f"At the same typographic accuracy (interpolation paths), the {label} model "
-        "keeps more clean accuracy than the CE model.",
-        metric="clean_matched",
-        treatment=method,
-        control=f"ce@{method}",
-        direction="higher",
-        paper_value="clean 58.6 (DPO) / 56.7 (IPO) / 59.3 (KTO) vs 56.7 (CE) at typographic "
-        "51.3 / 51.8 / 54.0 vs 53.8 (official logs)",
-        expect=expect,
-    )
-
-
 TODO = ("inconclusive", "to be written after the full preset ran")
 Q = "(quick, seeds 0-2, session 29)"
 
 CLAIMS = (
-    _raises(
+    raises_claim(
         "ce",
         "trained",
         "CE",
         {"quick": ("reproduced", f"0.69 against 0.24 on every seed {Q}"), "full": TODO},
     ),
-    _raises(
+    raises_claim(
         "dpo",
         "trained",
         "DPO",
         {"quick": ("reproduced", f"0.56 against 0.24 on every seed {Q}"), "full": TODO},
     ),
-    _raises(
+    raises_claim(
         "ipo",
         "trained",
         "IPO",
         {"quick": ("reproduced", f"0.65 against 0.24 on every seed {Q}"), "full": TODO},
     ),
-    _raises(
+    raises_claim(
         "kto",
         "trained",
         "KTO",
         {"quick": ("reproduced", f"0.57 against 0.24 on every seed {Q}"), "full": TODO},
     ),
-    _raises(
+    raises_claim(
         "ppo",
         "trained",
         "PPO (RLHF)",
         {"quick": ("reproduced", f"0.58 against 0.24 on every seed {Q}"), "full": TODO},
     ),
-    _raises(
+    raises_claim(
         "dpo",
         "heldout",
         "DPO",
         {"quick": ("reproduced", f"0.54 against 0.26 on every seed {Q}"), "full": TODO},
     ),
-    _raises(
+    raises_claim(
         "ipo",
         "heldout",
         "IPO",
         {"quick": ("reproduced", f"0.66 against 0.26 on every seed {Q}"), "full": TODO},
     ),
-    _raises(
+    raises_claim(
         "kto",
         "heldout",
         "KTO",
         {"quick": ("reproduced", f"0.54 against 0.26 on every seed {Q}"), "full": TODO},
     ),
-    _matched(
+    matched_claim(
         "dpo",
         "DPO",
         {
@@ -162,7 +115,7 @@ CLAIMS = (
             "full": TODO,
         },
     ),
-    _matched(
+    matched_claim(
         "ipo",
         "IPO",
         {
@@ -173,7 +126,7 @@ CLAIMS = (
             "full": TODO,
         },
     ),
-    _matched(
+    matched_claim(
         "kto",
         "KTO",
         {
@@ -186,62 +139,12 @@ CLAIMS = (
     ),
 )
 
-METRICS = (
-    Metric("*/trained_clean", "higher", "clean accuracy, trained classes (8-way)"),
-    Metric("*/trained_typo", "higher", "typographic accuracy (true class), trained classes"),
-    Metric("*/heldout_clean", "higher", "clean accuracy, held-out classes (8-way)"),
-    Metric("*/heldout_typo", "higher", "typographic accuracy, held-out classes"),
-    Metric("*/outline_clean", "higher", "clean accuracy, outline domain, trained classes"),
-    Metric("*/outline_typo", "higher", "typographic accuracy, outline domain"),
-    Metric("*/kl", "lower", "KL(reference || model) on the trained classes' clean images"),
-    Metric("*/reading", "higher", "accuracy on text-only images (16-way): reading retained"),
-    Metric("*/train_loss", "lower", "mean loss over the last 10 % of steps"),
-    Metric(
-        "*/clean_matched",
-        "higher",
-        "clean accuracy (trained) where the interpolation path reaches the matched level; "
-        "`ce@<m>` is CE's path at <m>'s level",
-    ),
-    Metric("*/matched_level", "none", "the matched typographic accuracy: min of the two maxima"),
-    Metric("pretrain/loss", "lower", "final InfoNCE of the fresh pretraining (NaN: shipped)"),
-)
+METRICS = COMPARE_METRICS
 
 
 def run(cfg: TypographicConfig, ctx: RunContext) -> dict[str, float]:
     """Every method from one starting model on the same pairs and minibatch seed."""
-    model, out = start(cfg, ctx, "typographic")
-    rng = ctx.rngs.child("data").np
-    train = typographic_pairs(cfg.n_train, rng, TRAIN_CLASSES)
-    splits = {
-        "trained": typographic_pairs(cfg.n_eval, rng, TRAIN_CLASSES),
-        "heldout": typographic_pairs(cfg.n_eval, rng, HELDOUT_CLASSES),
-        "outline": typographic_pairs(cfg.n_eval, rng, TRAIN_CLASSES, domain="outline"),
-    }
-    words, word_labels = reading_set(cfg.n_eval, rng, tuple(range(16)))
-    prompts = prompt_tokens(range(16))
-    ref = zero_shot(model)
-    models = {"reference": ref}
-    for method in METHODS:
-        res = run_method(cfg, model, train, method, ctx.rngs.child(f"batches/{method}").torch())
-        models[method] = res.model
-        out[f"{method}/train_loss"] = final_loss(res)
-        for step in range(0, cfg.steps, max(1, cfg.steps // 50)):
-            ctx.log(step, **{f"{method}_loss": res.losses[step]})
-    models["paint"] = paint(model, models["ce"], cfg.paint_alpha)
-    for name, m in models.items():
-        out.update(scores(name, m, ref, splits))
-        pred = class_logprobs(m, to_tensor(words), prompts).argmax(-1).numpy()
-        out[f"{name}/reading"] = float((pred == word_labels).mean())
-    paths = {m: paint_path(model, models[m], splits["trained"], ALPHA_GRID) for m in METHODS}
-    top = {m: max(t for _, _, t in path) for m, path in paths.items()}
-    for m in METHODS:
-        if m == "ce":
-            continue
-        level = min(top[m], top["ce"])
-        out[f"{m}/matched_level"] = level
-        out[f"{m}/clean_matched"] = clean_at_typo(paths[m], level)
-        out[f"ce@{m}/clean_matched"] = clean_at_typo(paths["ce"], level)
-    return out
+    return compare_methods(cfg, ctx, "typographic", METHODS, paint_alpha=cfg.paint_alpha)
 
 
 EXPERIMENT = Experiment(
