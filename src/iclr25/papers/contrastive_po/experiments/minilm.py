@@ -19,6 +19,7 @@ from iclr25.papers.contrastive_po.setup import (
     SMOKE,
     FinetuneSetup,
     compare_methods,
+    heldout_clean_claim,
     matched_claim,
     raises_claim,
 )
@@ -55,6 +56,28 @@ CLAIMS = (
         "trained",
         "KTO",
         {"quick": ("reproduced", f"0.63 against 0.29 on every seed {Q}"), "full": TODO},
+    ),
+    heldout_clean_claim(
+        "dpo",
+        "DPO",
+        {
+            "quick": (
+                "inconclusive",
+                f"0.90 against CE's 0.66, higher on every seed (0.04-0.44), wide interval {Q}",
+            ),
+            "full": TODO,
+        },
+    ),
+    heldout_clean_claim(
+        "kto",
+        "KTO",
+        {
+            "quick": (
+                "inconclusive",
+                f"0.87 against CE's 0.66, higher on every seed (0.08-0.42), wide interval {Q}",
+            ),
+            "full": TODO,
+        },
     ),
     matched_claim(
         "dpo",

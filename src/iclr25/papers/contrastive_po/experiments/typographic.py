@@ -27,6 +27,7 @@ from iclr25.papers.contrastive_po.setup import (
     SMOKE,
     FinetuneSetup,
     compare_methods,
+    heldout_clean_claim,
     matched_claim,
     raises_claim,
 )
@@ -102,6 +103,33 @@ CLAIMS = (
         "heldout",
         "KTO",
         {"quick": ("reproduced", f"0.54 against 0.26 on every seed {Q}"), "full": TODO},
+    ),
+    heldout_clean_claim(
+        "dpo",
+        "DPO",
+        {
+            "quick": (
+                "inconclusive",
+                f"0.84 against CE's 0.84: one seed higher by 0.12, one lower by 0.11 {Q}",
+            ),
+            "full": TODO,
+        },
+    ),
+    heldout_clean_claim(
+        "ipo",
+        "IPO",
+        {
+            "quick": ("inconclusive", f"0.89 against 0.84, one seed of 3 lower {Q}"),
+            "full": TODO,
+        },
+    ),
+    heldout_clean_claim(
+        "kto",
+        "KTO",
+        {
+            "quick": ("inconclusive", f"0.86 against 0.84, one seed of 3 lower {Q}"),
+            "full": TODO,
+        },
     ),
     matched_claim(
         "dpo",
