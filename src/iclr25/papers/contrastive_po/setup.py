@@ -191,8 +191,8 @@ def raises_claim(method: str, split: str, label: str, expect: dict) -> Claim:
     """The claim that `method` raises typographic accuracy on `split` over the reference."""
     return Claim(
         id=f"{method}_raises_{split}_typographic",
-        statement=f"{label} fine-tuning raises typographic accuracy on the {split} classes over "
-        "the zero-shot reference.",
+        statement=f"{label} fine-tuning raises typographic accuracy on the "
+        f"{split.replace('heldout', 'held-out')} classes over the zero-shot reference.",
         metric=f"{split}_typo",
         treatment=method,
         control="reference",

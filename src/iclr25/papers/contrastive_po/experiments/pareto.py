@@ -52,7 +52,8 @@ PRESETS = {
     "full": ParetoConfig(steps=250),
 }
 # DEVIATION: the full sweep runs 250 steps (half of contrastive_po.typographic's 500) so that
-# 14 fine-tuning runs a seed fit the 30-minute budget; every point of the sweep gets the same.
+# the 13 fine-tuning runs of a seed fit the 30-minute budget; every point of the sweep gets the
+# same.
 
 
 def _arms(method: str) -> list[tuple[str, float, float]]:
