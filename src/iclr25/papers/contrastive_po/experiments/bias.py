@@ -55,7 +55,7 @@ def _gap_claim(method: str, label: str, split: str, expect: dict) -> Claim:
     return Claim(
         id=f"{method}_narrows_{split}_gap",
         statement=f"{label} fine-tuning narrows the group gap (aligned minus conflicting "
-        f"accuracy) on the {split} classes below the reference's.",
+        f"accuracy) on the {split.replace('heldout', 'held-out')} classes below the reference's.",
         metric=f"{split}_gap",
         treatment=method,
         control="reference",
