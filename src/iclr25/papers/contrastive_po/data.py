@@ -463,6 +463,18 @@ class TypographicPairs:
         return len(self.labels)
 
 
+def _stack_pairs(clean, typo, labels, written, classes, groups) -> TypographicPairs:
+    """`TypographicPairs` from per-pair lists (images stacked, ids as int64 arrays)."""
+    return TypographicPairs(
+        clean=np.stack(clean),
+        typo=np.stack(typo),
+        labels=np.asarray(labels, dtype=np.int64),
+        written=np.asarray(written, dtype=np.int64),
+        classes=classes,
+        groups=np.asarray(groups, dtype=np.int64),
+    )
+
+
 def typographic_pairs(
     n: int,
     rng: np.random.Generator,
@@ -520,14 +532,7 @@ def typographic_pairs(
         labels.append(c)
         written.append(w)
         groups.append(GROUPS.index(g))
-    return TypographicPairs(
-        clean=np.stack(clean),
-        typo=np.stack(typo),
-        labels=np.asarray(labels, dtype=np.int64),
-        written=np.asarray(written, dtype=np.int64),
-        classes=classes,
-        groups=np.asarray(groups, dtype=np.int64),
-    )
+    return _stack_pairs(clean, typo, labels, written, classes, groups)
 
 
 def bias_pairs(
@@ -572,14 +577,7 @@ def bias_pairs(
         labels.append(c)
         written.append(w)
         groups.append(GROUPS.index(other))
-    return TypographicPairs(
-        clean=np.stack(clean),
-        typo=np.stack(conflicting),
-        labels=np.asarray(labels, dtype=np.int64),
-        written=np.asarray(written, dtype=np.int64),
-        classes=classes,
-        groups=np.asarray(groups, dtype=np.int64),
-    )
+    return _stack_pairs(clean, conflicting, labels, written, classes, groups)
 
 
 def reading_set(

@@ -31,6 +31,7 @@ import numpy as np
 import torch
 
 from iclr25.core.checks import check_choice, check_int
+from iclr25.core.results import file_sha256
 from iclr25.papers.contrastive_po.data import pretraining_set
 from iclr25.papers.contrastive_po.model import PretrainLog, TinyCLIP, pretrain
 
@@ -115,10 +116,6 @@ def pretrain_tinyclip(recipe: str, seed: int) -> tuple[TinyCLIP, PretrainLog]:
     return model, log
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def load_checkpoint(recipe: str = "typographic") -> TinyCLIP:
     """The shipped seed-0 model of `recipe` (eval mode), after checking its sha256.
 
@@ -128,10 +125,11 @@ def load_checkpoint(recipe: str = "typographic") -> TinyCLIP:
     check_choice("recipe", recipe, tuple(CHECKPOINTS))
     name, expected = CHECKPOINTS[recipe]
     path = ASSETS / name
-    got = _sha256(path)
+    blob = path.read_bytes()
+    got = hashlib.sha256(blob).hexdigest()
     if got != expected:
         raise ValueError(f"{path} has sha256 {got}, expected {expected}: the file is damaged")
-    state = torch.load(io.BytesIO(path.read_bytes()), weights_only=True)
+    state = torch.load(io.BytesIO(blob), weights_only=True)
     spec = RECIPES[recipe]
     model = TinyCLIP(
         width=spec.width, text_tower=spec.text_tower, caption_table=state.get("caption_table")
@@ -165,7 +163,7 @@ def main(argv: list[str] | None = None) -> None:
     args.out.write_bytes(buf.getvalue())
     print(
         f"{args.recipe} seed {args.seed}: {asdict(RECIPES[args.recipe])}, final loss "
-        f"{np.mean(log.losses[-50:]):.4f}, s = {log.scale:.2f}; sha256 {_sha256(args.out)}"
+        f"{np.mean(log.losses[-50:]):.4f}, s = {log.scale:.2f}; sha256 {file_sha256(args.out)}"
     )
 
 

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 import torch
 
+from iclr25.core.bench import load_average
 from iclr25.core.envinfo import envinfo
 from iclr25.papers.contrastive_po.baselines import paint
 from iclr25.papers.contrastive_po.data import TRAIN_CLASSES, typographic_pairs
@@ -81,7 +81,7 @@ def grid_point(method: str, lr: float, seed: int) -> dict:
             acc = evaluate(paint(model, res.model, a), val)
             row["paint"][str(a)] = {**acc, "objective": (acc["clean"] + acc["typo"]) / 2}
     row["seconds"] = round(time.perf_counter() - t0, 1)
-    row["load"] = round(os.getloadavg()[0], 2)
+    row["load"] = load_average()
     return row
 
 
@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
-    load_before = os.getloadavg()[0]
+    load_before = load_average()
     points = [(m, lr, s) for m in METHODS for lr in LRS for s in TUNE_SEEDS]
     rows = []
     with ProcessPoolExecutor(args.jobs) as pool:
@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> None:
         "chosen_alpha": alpha,
         "rows": rows,
         "load_before": load_before,
-        "load_after": os.getloadavg()[0],
+        "load_after": load_average(),
         "env": envinfo(),
     }
     with open(args.out, "w") as f:
