@@ -117,3 +117,27 @@ def test_all_scenes_distinct():
 def test_bad_input_raises_naming_the_value(call, match):
     with pytest.raises(ValueError, match=match.replace("(", r"\(").replace("[", r"\[")):
         call(np.random.default_rng(0))
+
+
+def test_grid_aligns_positions_offsets_and_motion(split):
+    rng = np.random.default_rng(3)
+    clips = make_corpus(rng, 20, "two_shot", split=split, size=16, speed=4, grid=4, shot_len=4)
+    for c in clips:
+        assert (c.sprite_pos % 4 == 0).all() and (c.bg_offset % 4 == 0).all()
+    e = make_episode(rng, "similar", split=split, size=16, speed=4, grid=4, shot_len=4)
+    for clip in (e.query, e.contrast, e.demo, e.control):
+        assert (clip.sprite_pos % 4 == 0).all() and (clip.bg_offset % 4 == 0).all()
+    with pytest.raises(ValueError, match="grid=3"):
+        make_corpus(rng, 1, size=16, speed=4, grid=3)
+    with pytest.raises(ValueError, match="grid=4"):
+        make_episode(rng, "none", size=16, speed=2, grid=4)
+
+
+def test_a_grid_step_pan_changes_every_texture_beyond_its_noise():
+    from iclr25.papers.video_icl import BACKGROUNDS, background_texture
+
+    for kind in BACKGROUNDS:
+        tex = np.round(background_texture(kind, 16), 1)  # the faint noise rounded away
+        left, right = np.roll(tex, -4, 1), np.roll(tex, 4, 1)
+        assert not np.array_equal(left, tex) and not np.array_equal(right, tex), kind
+        assert not np.array_equal(left, right), kind  # the two pan directions look different

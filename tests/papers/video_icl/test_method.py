@@ -10,6 +10,7 @@ from iclr25.papers.video_icl import (
     VideoGPT,
     continuation_nll,
     evaluate_episode,
+    evaluate_episodes,
     imitate,
     make_corpus,
     make_episode,
@@ -75,3 +76,24 @@ def test_bad_input_raises(parts):
         imitate(gpt, vq, None, good, 0, np.random.default_rng(0))
     with pytest.raises(ValueError, match="a context of"):
         imitate(gpt, vq, good.repeat(4, 0), good, 2, np.random.default_rng(0))
+
+
+def test_batches_score_like_single_clips(parts, split):
+    vq, gpt = parts
+    rng = np.random.default_rng(3)
+    eps = [make_episode(rng, "similar", split=split, shot_len=4, size=8) for _ in range(3)]
+    demo = np.stack([e.demo.frames for e in eps])
+    prefix = np.stack([e.query_prefix for e in eps])
+    cont = np.stack([e.query.frames[2:] for e in eps])
+    batched = continuation_nll(gpt, vq, demo, prefix, cont)
+    single = [continuation_nll(gpt, vq, d, p, c) for d, p, c in zip(demo, prefix, cont)]
+    np.testing.assert_allclose(batched, single, rtol=1e-5)
+    gen = imitate(gpt, vq, demo, prefix, 2, np.random.default_rng(5))
+    assert gen.shape == (3, 2, 8, 8, 3)
+    rows = evaluate_episodes(gpt, vq, eps, np.random.default_rng(5))
+    np.testing.assert_allclose([r["nll_with"] for r in rows], single, rtol=1e-5)
+    with pytest.raises(ValueError, match="as many clips"):
+        continuation_nll(gpt, vq, demo[:2], prefix, cont)
+    mixed = [eps[0], make_episode(rng, "none", split=split, shot_len=4, size=8)]
+    with pytest.raises(ValueError, match="share setting"):
+        evaluate_episodes(gpt, vq, mixed, rng)

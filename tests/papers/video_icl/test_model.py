@@ -8,10 +8,22 @@ from iclr25.core.seeding import torch_seed
 from iclr25.papers.video_icl import VideoGPT, train_video_model
 
 
-@pytest.fixture
-def gpt(seed):
+@pytest.fixture(params=[None, 6], ids=["absolute", "factorised"])
+def gpt(seed, request):
     with torch_seed(seed):
-        return VideoGPT(vocab_size=12, max_len=40, d_model=16, n_layers=2, n_heads=2).eval()
+        return VideoGPT(vocab_size=12, max_len=40, d_model=16, n_layers=2, n_heads=2,
+                        frame_tokens=request.param).eval()  # fmt: skip
+
+
+def test_factorised_positions_share_the_spatial_table(seed):
+    with torch_seed(seed):
+        m = VideoGPT(vocab_size=12, max_len=40, d_model=16, frame_tokens=6)
+    pos = m.positions(0, 40)
+    # tokens 6 frames apart differ by the time embeddings only
+    torch.testing.assert_close(pos[7] - pos[1], m.time_pos.weight[1] - m.time_pos.weight[0])
+    assert m.time_pos.num_embeddings == 7 and m.space_pos.num_embeddings == 6
+    with pytest.raises(ValueError, match="frame_tokens=0"):
+        VideoGPT(vocab_size=12, max_len=40, frame_tokens=0)
 
 
 def test_kv_cache_equals_recomputation(gpt, seed):

@@ -74,3 +74,19 @@ def test_bad_tokens_raise(vq):
         vq.decode(torch.full((1, 4, 4), 16))
     with pytest.raises(ValueError, match="num_codes=1"):
         VQVAE(num_codes=1)
+
+
+def test_local_tokenizer_codes_depend_only_on_their_patch(seed):
+    with torch_seed(seed):
+        vq = VQVAE(num_codes=32, code_dim=4, hidden=8, downsample=2, local=True).eval()
+    x = np.random.default_rng(seed).random((1, 16, 16, 3)).astype(np.float32)
+    tok = vq.encode(x)
+    # rolling the frame by whole patches rolls the token grid the same way
+    torch.testing.assert_close(
+        vq.encode(np.roll(x, (4, -8), (1, 2))), torch.roll(tok, (1, -2), (1, 2))
+    )
+    # changing one patch changes at most that patch's code
+    y = x.copy()
+    y[0, 4:8, 8:12] = 0.5
+    diff = (vq.encode(y) != tok)[0]
+    assert not diff.flatten()[[i for i in range(16) if i != 1 * 4 + 2]].any()

@@ -52,6 +52,71 @@ def oracle_imitate(
     return render_frames(query_scene, (qpos + k * step_s) % S, (qoff + k * step_b) % S, S)
 
 
+def evaluate_episodes(
+    model: VideoGPT | None,
+    tokenizer: VQVAE | None,
+    episodes: list[Episode],
+    rng: np.random.Generator,
+    *,
+    top_k: int = 5,
+    oracle: bool = False,
+) -> list[dict[str, float]]:
+    """Generate each episode's query continuation and score it; episodes of one setting and
+    geometry (equal context lengths) are generated and scored as one batch.
+
+    Returns one dict per episode: `predicted` (tracked action of [last prefix frame ;
+    generation], -1 none), `target` (the demonstration's action, the query's own when there is
+    none), `correct`, `psnr` and `ssim` against the true continuation of the query doing the
+    target action (the query's own or its contrast action; NaN for a random demonstration of a
+    third action), and for a model: `nll_with` and `nll_without` (true continuation of the query
+    given [demo ; prefix] and given the prefix only) and `nll_contrast` (the contrast action's
+    continuation given [demo ; prefix]), and `nll_control` (the true continuation given
+    [control demonstration of a random action ; prefix]: the position-matched comparison).
+    """
+    if not episodes:
+        raise ValueError("episodes=[] is not allowed: need at least one")
+    e0 = episodes[0]
+    if any((e.demo is None) != (e0.demo is None) or e.n_prefix != e0.n_prefix
+           or e.query.frames.shape != e0.query.frames.shape for e in episodes):  # fmt: skip
+        raise ValueError("episodes must share setting, geometry and n_prefix to be batched")
+    n_gen = e0.query.num_frames - e0.n_prefix
+    prefix = np.stack([e.query_prefix for e in episodes])
+    demo = None if e0.demo is None else np.stack([e.demo.frames for e in episodes])
+    if oracle:
+        if demo is None:
+            raise ValueError("oracle=True needs a demonstration (setting 'none' has none)")
+        gens = [oracle_imitate(e.demo.frames, e.demo.scenes[0], e.query_prefix,
+                               e.query.scenes[0], n_gen) for e in episodes]  # fmt: skip
+    else:
+        gens = imitate(model, tokenizer, demo, prefix, n_gen, rng, top_k=top_k)
+    truth = np.stack([e.query.frames[e.n_prefix :] for e in episodes])
+    contrast = np.stack([e.contrast.frames[e.n_prefix :] for e in episodes])
+    rows = []
+    for i, (e, gen) in enumerate(zip(episodes, gens, strict=True)):
+        qscene = e.query.scenes[0]
+        pred = classify_action(np.concatenate([e.query_prefix[-1:], gen]), qscene)
+        row = {"predicted": float(pred), "target": float(e.target_action),
+               "correct": float(pred == e.target_action)}  # fmt: skip
+        t = {e.action: truth[i], e.contrast.actions[0]: contrast[i]}.get(e.target_action)
+        S = truth.shape[2]
+        row["psnr"] = psnr(gen, t) if t is not None else float("nan")
+        win = min(11, S if S % 2 else S - 1)
+        row["ssim"] = ssim(gen, t, win_size=win) if t is not None else float("nan")
+        rows.append(row)
+    if model is not None and not oracle:
+        scores = {
+            "nll_with": continuation_nll(model, tokenizer, demo, prefix, truth),
+            "nll_without": continuation_nll(model, tokenizer, None, prefix, truth),
+            "nll_contrast": continuation_nll(model, tokenizer, demo, prefix, contrast),
+        }
+        if all(e.control is not None for e in episodes):
+            control = np.stack([e.control.frames for e in episodes])
+            scores["nll_control"] = continuation_nll(model, tokenizer, control, prefix, truth)
+        for i, row in enumerate(rows):
+            row.update({k: float(v[i]) for k, v in scores.items()})
+    return rows
+
+
 def evaluate_episode(
     model: VideoGPT | None,
     tokenizer: VQVAE | None,
@@ -61,50 +126,8 @@ def evaluate_episode(
     top_k: int = 5,
     oracle: bool = False,
 ) -> dict[str, float]:
-    """Generate the query's continuation for one episode and score it.
-
-    Returns a dict: `predicted` (tracked action of [last prefix frame ; generation], -1 none),
-    `target` (the demonstration's action, the query's own when there is none), `correct`,
-    `psnr` and `ssim` against the true continuation of the query doing the target action (the
-    query's own or its contrast action; NaN for a random demonstration of a third action), and
-    for a model: `nll_with` and `nll_without` (true continuation of the query given
-    [demo ; prefix] and given the prefix only) and `nll_contrast` (the contrast action's
-    continuation given [demo ; prefix]), and `nll_control` (the true continuation given
-    [control demonstration of a random action ; prefix]: the position-matched comparison).
-    """
-    n_gen = episode.query.num_frames - episode.n_prefix
-    prefix = episode.query_prefix
-    qscene = episode.query.scenes[0]
-    demo = None if episode.demo is None else episode.demo.frames
-    if oracle:
-        if episode.demo is None:
-            raise ValueError("oracle=True needs a demonstration (setting 'none' has none)")
-        gen = oracle_imitate(demo, episode.demo.scenes[0], prefix, qscene, n_gen)
-    else:
-        gen = imitate(model, tokenizer, demo, prefix, n_gen, rng, top_k=top_k)
-    pred = classify_action(np.concatenate([prefix[-1:], gen]), qscene)
-    out = {"predicted": float(pred), "target": float(episode.target_action),
-           "correct": float(pred == episode.target_action)}  # fmt: skip
-    truth = episode.query.frames[episode.n_prefix :]
-    S = truth.shape[1]
-    target_truth = {
-        episode.action: truth,
-        episode.contrast.actions[0]: episode.contrast.frames[episode.n_prefix :],
-    }
-    t = target_truth.get(episode.target_action)
-    out["psnr"] = psnr(gen, t) if t is not None else float("nan")
-    win = min(11, S if S % 2 else S - 1)
-    out["ssim"] = ssim(gen, t, win_size=win) if t is not None else float("nan")
-    if model is not None and not oracle:
-        cont_c = episode.contrast.frames[episode.n_prefix :]
-        out["nll_with"] = continuation_nll(model, tokenizer, demo, prefix, truth)
-        out["nll_without"] = continuation_nll(model, tokenizer, None, prefix, truth)
-        out["nll_contrast"] = continuation_nll(model, tokenizer, demo, prefix, cont_c)
-        if episode.control is not None:
-            out["nll_control"] = continuation_nll(
-                model, tokenizer, episode.control.frames, prefix, truth
-            )
-    return out
+    """`evaluate_episodes` for one episode (the same keys)."""
+    return evaluate_episodes(model, tokenizer, [episode], rng, top_k=top_k, oracle=oracle)[0]
 
 
 def tokenizer_ceiling(tokenizer: VQVAE, episode: Episode) -> int:

@@ -108,18 +108,20 @@ def sprite_mask(shape: str) -> np.ndarray:
 def background_texture(kind: str, size: int) -> np.ndarray:
     """The `(size, size)` grey texture of `kind` (deterministic: the same array on every call).
 
-    A pattern (checker / diagonal stripes / dots / smooth noise) plus faint fixed noise, values in
-    [0.2, 0.6], so that no non-zero shift maps a texture onto itself (the tracker's background
-    offset is unique).
+    A pattern (checker of 3-px cells / diagonal stripes of period 6 / dots / smooth noise) plus
+    faint fixed noise, values in [0.2, 0.6], so that no non-zero shift maps a texture onto
+    itself (the tracker's background offset is unique); the pattern periods (6 px) are not
+    divisors of the 4-px grid, so a pan by one grid step changes the pattern itself, not only
+    the faint noise, in a way that tells left from right.
     """
     check_choice("background", kind, BACKGROUNDS)
     size = check_int("size", size, 8)
     g = np.random.default_rng(1000 + BACKGROUNDS.index(kind))  # fixed texture, not data noise
     i, j = np.mgrid[:size, :size]
     if kind == "checker":
-        t = np.where(((i // 2) + (j // 2)) % 2 == 0, 0.28, 0.46)
+        t = np.where(((i // 3) + (j // 3)) % 2 == 0, 0.28, 0.46)
     elif kind == "stripes":
-        t = np.where(((i + j) // 2) % 2 == 0, 0.3, 0.5)
+        t = np.where(((i + 2 * j) // 3) % 2 == 0, 0.3, 0.5)
     elif kind == "dots":
         t = np.full((size, size), 0.32)
         t[g.random((size, size)) < 0.15] = 0.55
@@ -322,19 +324,31 @@ def _draw_scene(rng, split: Split | None, action: int, heldout: bool, exclude=()
     raise RuntimeError(f"no {'held-out' if heldout else 'training'} scene for action {action}")
 
 
-def _random_shot(rng, split, action, num_frames, size, speed, n_static, heldout=False, exclude=()):
+def _start(rng, size: int, grid: int) -> tuple[int, int]:
+    return tuple(int(v) * grid for v in rng.integers(size // grid, size=2))
+
+
+def _random_shot(rng, split, action, num_frames, size, speed, n_static, heldout=False, exclude=(),
+                 grid=1):  # fmt: skip
     scene = _draw_scene(rng, split, action, heldout, exclude)
     return render_clip(
         scene, action, num_frames, size=size, n_static=n_static,
-        start_pos=tuple(rng.integers(size, size=2)), start_offset=tuple(rng.integers(size, size=2)),
-        speed=speed,
+        start_pos=_start(rng, size, grid), start_offset=_start(rng, size, grid), speed=speed,
     )  # fmt: skip
 
 
-def _check_common(shot_len, size, speed, static_range):
+def _check_grid(size: int, speed: int, grid) -> int:
+    grid = check_int("grid", grid, 1)
+    if size % grid or speed % grid:
+        raise ValueError(f"grid={grid} is not allowed: must divide size={size} and speed={speed}")
+    return grid
+
+
+def _check_common(shot_len, size, speed, static_range, grid=1):
     shot_len = check_int("shot_len", shot_len, 2)
     size = check_int("size", size, 8)
     speed = check_int("speed", speed, 1)
+    grid = _check_grid(size, speed, grid)
     if (
         not isinstance(static_range, tuple)
         or len(static_range) != 2
@@ -344,7 +358,7 @@ def _check_common(shot_len, size, speed, static_range):
             f"static_range={static_range!r} is not allowed: must be (lo, hi) with "
             f"1 <= lo <= hi < shot_len={shot_len}"
         )
-    return shot_len, size, speed
+    return shot_len, size, speed, grid
 
 
 def make_two_shot_video(
@@ -355,6 +369,7 @@ def make_two_shot_video(
     shot_len: int = 8,
     size: int = 16,
     speed: int = 1,
+    grid: int = 1,
     static_range: tuple[int, int] = (1, 2),
 ) -> Clip:
     """Corpus B: two shots of different training scenes joined by a cut; the second shot keeps the
@@ -364,7 +379,7 @@ def make_two_shot_video(
         A `Clip` of `2 * shot_len` frames, `shot_starts == (0, shot_len)`.
     """
     p = check_float("p", p, 0.0, 1.0)
-    shot_len, size, speed = _check_common(shot_len, size, speed, static_range)
+    shot_len, size, speed, grid = _check_common(shot_len, size, speed, static_range, grid)
     a1 = int(rng.integers(len(ACTIONS)))
     # DEVIATION: when the action does not persist it is uniform over all K (p = 0: independence)
     a2 = a1 if rng.random() < p else int(rng.integers(len(ACTIONS)))
@@ -372,7 +387,9 @@ def make_two_shot_video(
     for a in (a1, a2):
         ns = int(rng.integers(static_range[0], static_range[1] + 1))
         exclude = (shots[0].scenes[0],) if shots else ()
-        shots.append(_random_shot(rng, split, a, shot_len, size, speed, ns, exclude=exclude))
+        shots.append(
+            _random_shot(rng, split, a, shot_len, size, speed, ns, exclude=exclude, grid=grid)
+        )
     return concat_clips(shots)
 
 
@@ -383,13 +400,14 @@ def make_single_shot_video(
     num_frames: int = 16,
     size: int = 16,
     speed: int = 1,
+    grid: int = 1,
     static_range: tuple[int, int] = (1, 2),
 ) -> Clip:
     """Corpus A (control): one continuous shot of a training scene, `num_frames` long."""
-    num_frames, size, speed = _check_common(num_frames, size, speed, static_range)
+    num_frames, size, speed, grid = _check_common(num_frames, size, speed, static_range, grid)
     a = int(rng.integers(len(ACTIONS)))
     ns = int(rng.integers(static_range[0], static_range[1] + 1))
-    return _random_shot(rng, split, a, num_frames, size, speed, ns)
+    return _random_shot(rng, split, a, num_frames, size, speed, ns, grid=grid)
 
 
 def make_pair_video(
@@ -399,19 +417,20 @@ def make_pair_video(
     shot_len: int = 8,
     size: int = 16,
     speed: int = 1,
+    grid: int = 1,
     static_range: tuple[int, int] = (1, 2),
     query_static: int = 2,
 ) -> Clip:
     """Explicit pairs (upper-bound baseline's training data): a demonstration shot and a query
     shot of another training scene with the same action, the query starting with `query_static`
     static frames as the evaluation queries do."""
-    shot_len, size, speed = _check_common(shot_len, size, speed, static_range)
+    shot_len, size, speed, grid = _check_common(shot_len, size, speed, static_range, grid)
     query_static = check_int("query_static", query_static, 1, shot_len - 1)
     a = int(rng.integers(len(ACTIONS)))
     ns = int(rng.integers(static_range[0], static_range[1] + 1))
-    demo = _random_shot(rng, split, a, shot_len, size, speed, ns)
+    demo = _random_shot(rng, split, a, shot_len, size, speed, ns, grid=grid)
     query = _random_shot(rng, split, a, shot_len, size, speed, query_static,
-                         exclude=demo.scenes)  # fmt: skip
+                         exclude=demo.scenes, grid=grid)  # fmt: skip
     return concat_clips([demo, query])
 
 
@@ -428,13 +447,14 @@ def make_corpus(
     shot_len: int = 8,
     size: int = 16,
     speed: int = 1,
+    grid: int = 1,
 ) -> list[Clip]:
     """`n` training videos of `kind` ("two_shot": corpus B with persistence `p`; "single_shot":
     corpus A of `2 * shot_len` frames; "pairs": the explicit-pairs corpus)."""
     n = check_int("n", n, 1)
     check_choice("kind", kind, CORPORA)
     p = check_float("p", p, 0.0, 1.0)
-    kw = dict(split=split, size=size, speed=speed)
+    kw = dict(split=split, size=size, speed=speed, grid=grid)
     if kind == "two_shot":
         return [make_two_shot_video(rng, p, shot_len=shot_len, **kw) for _ in range(n)]
     if kind == "single_shot":
@@ -487,6 +507,7 @@ def make_episode(
     n_prefix: int = 2,
     size: int = 16,
     speed: int = 1,
+    grid: int = 1,
     action: int | None = None,
 ) -> Episode:
     """An evaluation episode: a held-out query scene doing `action` (random if None), its first
@@ -502,12 +523,13 @@ def make_episode(
     n_prefix = check_int("n_prefix", n_prefix, 1, shot_len - 1)
     size = check_int("size", size, 8)
     speed = check_int("speed", speed, 1)
+    grid = _check_grid(size, speed, grid)
     if action is None:
         action = int(rng.integers(len(ACTIONS)))
     action = check_int("action", action, 0, len(ACTIONS) - 1)
     contrast_a = ACTIONS.index(CONTRAST[ACTIONS[action]])  # DEVIATION: the opposite direction
     q_scene = _draw_scene(rng, split, action, heldout=split is not None)
-    start = tuple(rng.integers(size, size=2)), tuple(rng.integers(size, size=2))
+    start = _start(rng, size, grid), _start(rng, size, grid)
     kw = dict(size=size, n_static=n_prefix, start_pos=start[0], start_offset=start[1], speed=speed)
     query = render_clip(q_scene, action, shot_len, **kw)
     contrast = render_clip(q_scene, contrast_a, shot_len, **kw)
@@ -520,10 +542,10 @@ def make_episode(
         }[setting]
         ns = int(rng.integers(1, 3))
         demo = _random_shot(rng, split, demo_action, shot_len, size, speed, min(ns, shot_len - 1),
-                            heldout=split is not None, exclude=(q_scene,))  # fmt: skip
+                            heldout=split is not None, exclude=(q_scene,), grid=grid)  # fmt: skip
     # a position-matched control: another held-out scene doing a uniformly random action
     ca = int(rng.integers(len(ACTIONS)))
     ns = int(rng.integers(1, 3))
     control = _random_shot(rng, split, ca, shot_len, size, speed, min(ns, shot_len - 1),
-                           heldout=split is not None, exclude=(q_scene,))  # fmt: skip
+                           heldout=split is not None, exclude=(q_scene,), grid=grid)  # fmt: skip
     return Episode(setting, demo, query, contrast, n_prefix, action, demo_action, control)

@@ -104,13 +104,40 @@ def train_video_model(
     return model.eval()
 
 
+def _batch(name: str, frames, size: int | None = None) -> tuple[np.ndarray, bool]:
+    """`(T, H, W, 3)` (one clip) or `(N, T, H, W, 3)` (N clips of one length) -> 5-D, single?"""
+    a = np.asarray(frames, dtype=np.float32)
+    single = a.ndim == 4
+    a = a[None] if single else a
+    if a.ndim != 5 or len(a) == 0:
+        raise ValueError(f"{name} of shape {np.shape(frames)} is not allowed: must be "
+                         "(T, H, W, 3) or (N, T, H, W, 3) with N >= 1")  # fmt: skip
+    for clip in a[:1]:
+        _frames(name, clip, size)
+    return a, single
+
+
+def _tokens(tokenizer: VQVAE, clips: np.ndarray) -> torch.Tensor:
+    """`(N, T, H, W, 3)` -> `(N, T * h * w)` tokens."""
+    N, T = clips.shape[:2]
+    if T == 0:
+        return torch.zeros(N, 0, dtype=torch.int64)
+    return tokenizer.encode(clips.reshape(N * T, *clips.shape[2:])).reshape(N, -1)
+
+
 def _context(tokenizer, demo_frames, query_prefix_frames):
-    q = _frames("query_prefix_frames", query_prefix_frames)
+    q, single = _batch("query_prefix_frames", query_prefix_frames)
     parts = []
     if demo_frames is not None:
-        parts.append(tokenize_frames(tokenizer, _frames("demo_frames", demo_frames, q.shape[1])))
-    parts.append(tokenize_frames(tokenizer, q))
-    return torch.cat(parts), q
+        d, d_single = _batch("demo_frames", demo_frames, q.shape[2])
+        if d_single != single or len(d) != len(q):
+            raise ValueError(
+                f"demo_frames {np.shape(demo_frames)} and query_prefix_frames "
+                f"{np.shape(query_prefix_frames)} must hold as many clips"
+            )
+        parts.append(_tokens(tokenizer, d))
+    parts.append(_tokens(tokenizer, q))
+    return torch.cat(parts, 1), q, single
 
 
 def imitate(
@@ -129,34 +156,37 @@ def imitate(
     Args:
         model: a trained `VideoGPT`.
         tokenizer: the `VQVAE` it was trained with.
-        demo_frames: `(T_d, H, W, 3)` demonstration clip, or None (no demonstration).
-        query_prefix_frames: `(T_q, H, W, 3)` first frames of the query.
+        demo_frames: `(T_d, H, W, 3)` demonstration clip, or None (no demonstration); or a batch
+            `(N, T_d, H, W, 3)` of N demonstrations, sampled together.
+        query_prefix_frames: `(T_q, H, W, 3)` first frames of the query (or `(N, T_q, H, W, 3)`).
         n_frames: frames to generate.
         rng: numpy Generator; a torch generator is seeded from it.
         top_k: top-k sampling (k = 5 by default; greedy freezes motion).
         use_cache: KV-cache generation (False: recompute the prefix every step; same output).
 
     Returns:
-        `(n_frames, H, W, 3)` float32 generated frames in [0, 1].
+        `(n_frames, H, W, 3)` float32 generated frames in [0, 1] (`(N, n_frames, H, W, 3)` for
+        a batch).
     """
     n_frames = check_int("n_frames", n_frames, 1)
-    ctx, q = _context(tokenizer, demo_frames, query_prefix_frames)
-    h, w = tokenizer.encode(q[:1]).shape[1:]
-    per_frame = h * w
+    ctx, q, single = _context(tokenizer, demo_frames, query_prefix_frames)
+    h, w = tokenizer.encode(q[0, :1]).shape[1:]
     g = torch.Generator().manual_seed(int(rng.integers(2**63 - 1)))
-    new = model.generate(ctx[None], n_frames * per_frame, top_k=top_k, generator=g,
-                         use_cache=use_cache)  # fmt: skip
-    return tokenizer.decode(new.reshape(n_frames, h, w))
+    new = model.generate(ctx, n_frames * h * w, top_k=top_k, generator=g, use_cache=use_cache)
+    out = tokenizer.decode(new.reshape(-1, h, w)).reshape(len(q), n_frames, *q.shape[2:])
+    return out[0] if single else out
 
 
 def continuation_nll(
     model: VideoGPT, tokenizer: VQVAE, demo_frames, query_prefix_frames, continuation_frames
-) -> float:
+):
     """Mean per-token NLL (nats) of `continuation_frames` `(T_c, H, W, 3)` given
-    [demonstration ; query prefix] (demonstration may be None)."""
-    ctx, q = _context(tokenizer, demo_frames, query_prefix_frames)
-    cont = tokenize_frames(tokenizer, _frames("continuation_frames", continuation_frames,
-                                              q.shape[1]))  # fmt: skip
-    seq = torch.cat([ctx, cont])[None]
-    nll = model.token_nll(seq)[0]
-    return float(nll[len(ctx) - 1 :].mean())
+    [demonstration ; query prefix] (demonstration may be None). With batches `(N, ...)` of
+    clips, an `(N,)` array of them."""
+    ctx, q, single = _context(tokenizer, demo_frames, query_prefix_frames)
+    c, c_single = _batch("continuation_frames", continuation_frames, q.shape[2])
+    if c_single != single or len(c) != len(q):
+        raise ValueError("continuation_frames must hold as many clips as query_prefix_frames")
+    nll = model.token_nll(torch.cat([ctx, _tokens(tokenizer, c)], 1))
+    per_clip = nll[:, ctx.shape[1] - 1 :].mean(1).numpy().astype(np.float64)
+    return float(per_clip[0]) if single else per_clip

@@ -17,8 +17,6 @@ give the same tokens for the same generator (tested).
 
 from __future__ import annotations
 
-import math
-
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -51,11 +49,11 @@ class CausalSelfAttention(nn.Module):
             k = torch.cat([past[0], k], 2)
             v = torch.cat([past[1], v], 2)
         S = k.shape[2]  # total length; the new tokens are the last L of them
-        att = (q @ k.transpose(-1, -2)) / math.sqrt(self.d_head)
-        i = torch.arange(S - L, S)[:, None]
-        j = torch.arange(S)[None]
-        att = att.masked_fill(j > i, float("-inf"))  # token i attends to j <= i only
-        y = att.softmax(-1) @ v
+        if L == S or L == 1:  # the whole sequence (causal), or one new token (sees everything)
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=L > 1)
+        else:  # token i attends to j <= i only
+            mask = torch.arange(S)[None] <= torch.arange(S - L, S)[:, None]
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
         return self.proj(y.transpose(1, 2).reshape(B, L, d)), (k, v)
 
 
@@ -85,13 +83,22 @@ class VideoGPT(nn.Module):
         max_len: the longest context in tokens (>= (demo + query + generation) frames x tokens per
             frame; the training clips are this long).
         d_model, n_layers, n_heads: width, depth, heads (`d_model % n_heads == 0`).
+        frame_tokens: tokens per frame `h * w`; when given, the position embedding of token `i`
+            is factorised as `time[i // frame_tokens] + space[i % frame_tokens]` (so every
+            frame shares the spatial table); None: one learned embedding per absolute position.
 
     Shapes:
         forward: tokens `(B, L)` int64 -> logits `(B, L, vocab_size)`.
     """
 
     def __init__(
-        self, vocab_size: int, max_len: int, d_model: int = 64, n_layers: int = 2, n_heads: int = 4
+        self,
+        vocab_size: int,
+        max_len: int,
+        d_model: int = 64,
+        n_layers: int = 2,
+        n_heads: int = 4,
+        frame_tokens: int | None = None,
     ):
         super().__init__()
         self.vocab_size = check_int("vocab_size", vocab_size, 2)
@@ -103,8 +110,17 @@ class VideoGPT(nn.Module):
             raise ValueError(f"d_model={d_model} is not allowed: must be a multiple of "
                              f"n_heads={n_heads}")  # fmt: skip
         self.tok = nn.Embedding(vocab_size, d_model)
-        # DEVIATION: learned absolute positions, RMSNorm + GELU blocks (LLaMA: RoPE, SwiGLU)
-        self.pos = nn.Embedding(max_len, d_model)
+        # DEVIATION: learned (optionally factorised) positions, RMSNorm + GELU (LLaMA: RoPE, SwiGLU)
+        self.frame_tokens = (
+            None
+            if frame_tokens is None
+            else check_int("frame_tokens", frame_tokens, 1, self.max_len)
+        )
+        if self.frame_tokens is None:
+            self.pos = nn.Embedding(max_len, d_model)
+        else:
+            self.time_pos = nn.Embedding(-(-max_len // self.frame_tokens), d_model)
+            self.space_pos = nn.Embedding(self.frame_tokens, d_model)
         self.blocks = nn.ModuleList(Block(d_model, n_heads) for _ in range(n_layers))
         self.norm = nn.RMSNorm(d_model)
         self.head = nn.Linear(d_model, vocab_size, bias=False)
@@ -134,6 +150,13 @@ class VideoGPT(nn.Module):
             )
         return tokens
 
+    def positions(self, start: int, length: int) -> torch.Tensor:
+        """Position embeddings `(length, d)` of tokens `start .. start + length - 1`."""
+        i = torch.arange(start, start + length)
+        if self.frame_tokens is None:
+            return self.pos(i)
+        return self.time_pos(i // self.frame_tokens) + self.space_pos(i % self.frame_tokens)
+
     def forward(
         self, tokens: torch.Tensor, past: KVCache | None = None
     ) -> tuple[torch.Tensor, KVCache]:
@@ -141,7 +164,7 @@ class VideoGPT(nn.Module):
         sequence), and the cache extended by them."""
         start = 0 if past is None else past[0][0].shape[2]
         tokens = self._check_tokens(tokens, start)
-        x = self.tok(tokens) + self.pos(torch.arange(start, start + tokens.shape[1]))[None]
+        x = self.tok(tokens) + self.positions(start, tokens.shape[1])[None]
         cache: KVCache = []
         for i, blk in enumerate(self.blocks):
             x, kv = blk(x, None if past is None else past[i])

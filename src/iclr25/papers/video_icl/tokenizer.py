@@ -102,10 +102,26 @@ class VQVAE(nn.Module):
         hidden: int = 64,
         downsample: int = 2,
         beta: float = 0.25,
+        local: bool = False,
     ):
         super().__init__()
         hidden = check_int("hidden", hidden, 1)
         self.downsample = check_int("downsample", downsample, 1, 4)
+        self.local = bool(local)
+        if self.local:
+            # DEVIATION: a patch-local tokenizer (receptive field = one patch): identical patches
+            # get identical codes wherever they are, so motion by whole patches shifts tokens
+            f = 2**self.downsample
+            self.encoder = nn.Sequential(
+                nn.Conv2d(3, hidden, f, stride=f), nn.ReLU(),
+                nn.Conv2d(hidden, hidden, 1), nn.ReLU(), nn.Conv2d(hidden, code_dim, 1),
+            )  # fmt: skip
+            self.quantizer = VectorQuantizer(num_codes, code_dim, beta)
+            self.decoder = nn.Sequential(
+                nn.Conv2d(code_dim, hidden, 1), nn.ReLU(), nn.Conv2d(hidden, hidden, 1), nn.ReLU(),
+                nn.ConvTranspose2d(hidden, 3, f, stride=f),
+            )  # fmt: skip
+            return
         enc: list[nn.Module] = [nn.Conv2d(3, hidden, 3, padding=1), nn.ReLU()]
         for _ in range(downsample):
             enc += [nn.Conv2d(hidden, hidden, 4, stride=2, padding=1), nn.ReLU()]

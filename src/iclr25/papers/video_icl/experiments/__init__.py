@@ -1,0 +1,1 @@
+"""The video_icl experiments (one file each)."""
