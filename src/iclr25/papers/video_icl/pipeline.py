@@ -163,7 +163,8 @@ def evaluate(
     `ssim`; for a model also `dnll` (true continuation's mean token NLL without minus with the
     demonstration; > 0: the demonstration helps), `dnll_control` (with a random-action
     demonstration minus with this one: position-matched), `pacc` (the P-Acc analogue: the
-    demonstrated action's continuation is likelier than its contrast).
+    demonstrated action's continuation is likelier than the other of {query action, contrast}; a
+    random demonstration's episodes count only where its action is one of the two).
     """
     out: dict[str, float] = {}
     for setting, eps in episodes.items():
@@ -179,10 +180,14 @@ def evaluate(
         if "nll_with" in col:
             out[f"{setting}/dnll"] = float((col["nll_without"] - col["nll_with"]).mean())
             out[f"{setting}/dnll_control"] = float((col["nll_control"] - col["nll_with"]).mean())
-            target_is_truth = col["target"] == np.array([e.action for e in eps])
-            alt = np.where(target_is_truth, col["nll_contrast"], col["nll_with"])
-            own = np.where(target_is_truth, col["nll_with"], col["nll_contrast"])
-            out[f"{setting}/pacc"] = float((own < alt).mean())
+            # P-Acc needs the target's own continuation: the query's action or its contrast
+            # (a random demonstration of a third action has neither; those episodes are left out)
+            truth = col["target"] == np.array([e.action for e in eps])
+            contra = col["target"] == np.array([e.contrast.actions[0] for e in eps])
+            own = np.where(truth, col["nll_with"], col["nll_contrast"])
+            alt = np.where(truth, col["nll_contrast"], col["nll_with"])
+            ok = truth | contra
+            out[f"{setting}/pacc"] = float((own < alt)[ok].mean()) if ok.any() else float("nan")
     return out
 
 
