@@ -6,8 +6,10 @@ import pytest
 from iclr25.papers.video_icl import (
     ACTIONS,
     ALL_SCENES,
+    BACKGROUNDS,
     CONTRAST,
     Scene,
+    background_texture,
     make_corpus,
     make_episode,
     make_two_shot_video,
@@ -134,8 +136,6 @@ def test_grid_aligns_positions_offsets_and_motion(split):
 
 
 def test_a_grid_step_pan_changes_every_texture_beyond_its_noise():
-    from iclr25.papers.video_icl import BACKGROUNDS, background_texture
-
     for kind in BACKGROUNDS:
         tex = np.round(background_texture(kind, 16), 1)  # the faint noise rounded away
         left, right = np.roll(tex, -4, 1), np.roll(tex, 4, 1)

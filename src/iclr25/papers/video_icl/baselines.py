@@ -91,6 +91,8 @@ def evaluate_episodes(
         gens = imitate(model, tokenizer, demo, prefix, n_gen, rng, top_k=top_k)
     truth = np.stack([e.query.frames[e.n_prefix :] for e in episodes])
     contrast = np.stack([e.contrast.frames[e.n_prefix :] for e in episodes])
+    S = truth.shape[2]
+    win = min(11, S if S % 2 else S - 1)  # SSIM window: odd, at most the frame side
     rows = []
     for i, (e, gen) in enumerate(zip(episodes, gens, strict=True)):
         qscene = e.query.scenes[0]
@@ -98,9 +100,7 @@ def evaluate_episodes(
         row = {"predicted": float(pred), "target": float(e.target_action),
                "correct": float(pred == e.target_action)}  # fmt: skip
         t = {e.action: truth[i], e.contrast.actions[0]: contrast[i]}.get(e.target_action)
-        S = truth.shape[2]
         row["psnr"] = psnr(gen, t) if t is not None else float("nan")
-        win = min(11, S if S % 2 else S - 1)
         row["ssim"] = ssim(gen, t, win_size=win) if t is not None else float("nan")
         rows.append(row)
     if model is not None and not oracle:

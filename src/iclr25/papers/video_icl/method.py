@@ -170,7 +170,8 @@ def imitate(
     """
     n_frames = check_int("n_frames", n_frames, 1)
     ctx, q, single = _context(tokenizer, demo_frames, query_prefix_frames)
-    h, w = tokenizer.encode(q[0, :1]).shape[1:]
+    f = 2**tokenizer.downsample
+    h, w = q.shape[2] // f, q.shape[3] // f
     g = torch.Generator().manual_seed(int(rng.integers(2**63 - 1)))
     new = model.generate(ctx, n_frames * h * w, top_k=top_k, generator=g, use_cache=use_cache)
     out = tokenizer.decode(new.reshape(-1, h, w)).reshape(len(q), n_frames, *q.shape[2:])

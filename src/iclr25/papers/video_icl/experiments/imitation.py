@@ -16,7 +16,6 @@ from iclr25.core.claims import Claim
 from iclr25.core.config import configclass
 from iclr25.core.context import RunContext
 from iclr25.core.experiment import Experiment, Metric
-from iclr25.core.seeding import Rngs
 from iclr25.papers.video_icl.data import make_split
 from iclr25.papers.video_icl.pipeline import (
     CHANCE,
@@ -51,7 +50,7 @@ PRESETS = {
 
 def run(cfg: ImitationConfig, ctx: RunContext) -> dict[str, float]:
     """One seed: a split, a tokenizer, three models, the evaluation of each and of the oracle."""
-    rngs: Rngs = ctx.rngs
+    rngs = ctx.rngs
     split = make_split(rngs.child("split").np)
     tokenizer = fit_tokenizer(cfg, split, rngs.child("tokenizer"))
     episodes = make_episodes(cfg, split, rngs.child("episodes").int_seed())

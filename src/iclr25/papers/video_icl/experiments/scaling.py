@@ -81,7 +81,8 @@ def run(cfg: ScalingConfig, ctx: RunContext) -> dict[str, float]:
         row = {
             "params": float(model.num_params()),
             "val_loss": float(model.token_nll(val).mean()),
-            **{k: scores[f"{s}/{k}"] for s in ("similar",) for k in ("acc", "dnll")},
+            "acc": scores["similar/acc"],
+            "dnll": scores["similar/dnll"],
             "none_acc": scores["none/acc"],
         }
         names = [name] + ([f"p={p:g}"] if d == WIDTHS[1] and p == cfg.p else [])
