@@ -65,9 +65,9 @@ class PipelineConfig:
     """Transformer width."""
     n_layers: Annotated[int, Range(1, None)] = 4
     """Transformer depth."""
-    steps: Annotated[int, Range(1, None)] = 3000
+    steps: Annotated[int, Range(1, None)] = 8000
     """Transformer AdamW steps (every model of an experiment gets the same)."""
-    batch_size: Annotated[int, Range(1, None)] = 32
+    batch_size: Annotated[int, Range(1, None)] = 16
     """Clips per step."""
     lr: Annotated[float, Range(0, None, low_open=True)] = 2e-3
     """Peak learning rate (100 warm-up steps, cosine to 0.1 lr)."""

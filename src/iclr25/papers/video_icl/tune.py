@@ -3,7 +3,7 @@
 Each training corpus ("two_shot" corpus B, "single_shot" corpus A, "pairs") gets the same grid
 of peak AdamW learning rates `LRS` at the full presets' budget (`PipelineConfig()`: the same
 tokenizer, architecture, steps and batch). Splits, tokenizers, corpora and minibatches come
-from `TUNE_SEEDS` (the claim runs use seeds 0-4). The objective, the same for every corpus, is
+from `TUNE_SEEDS` (the claim runs use seeds 0-5). The objective, the same for every corpus, is
 the model's mean token NLL on 200 fresh validation clips of its own corpus, averaged over the
 tuning seeds (lower is better); the imitation accuracy with similar demonstrations on 100
 held-out episodes is recorded beside it, not used. Run it with
@@ -38,10 +38,14 @@ from iclr25.papers.video_icl.pipeline import (
     make_episodes,
 )
 
-TUNE_SEEDS = (100, 101)
-"""Split, data and minibatch seeds of the grid (the claim seeds are 0-4)."""
-LRS = (1e-3, 2e-3, 4e-3, 8e-3)
+TUNE_SEEDS = (100,)
+"""Split, data and minibatch seeds of the grid (the claim seeds are 0-5)."""
+# DEVIATION: one tuning seed and three learning rates per corpus: a grid point costs a full-budget
+# model (about 8 CPU-minutes), and the nine points already take about 40 minutes on 2 cores.
+LRS = (1e-3, 2e-3, 4e-3)
 """The grid of peak learning rates, the same for every corpus."""
+TUNED: dict[str, float] = {"two_shot": 2e-3, "single_shot": 2e-3, "pairs": 2e-3}
+"""Each corpus's chosen learning rate (benchmarks/results/video_icl_tuning.json)."""
 N_VAL = 200
 """Validation clips per grid point."""
 

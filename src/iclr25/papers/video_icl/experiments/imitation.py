@@ -1,16 +1,19 @@
 """`video_icl.imitation`: the headline. A video transformer trained by next-token prediction on
-continuous clips only is shown [demonstration ; first frames of a query] from held-out scenes and
-samples the query's continuation; the sprite tracker reads which action the generation shows.
+continuous clips only (corpus B: 2-shot videos whose action persists across the cut with
+probability p, the in-context signal injected here) is shown [demonstration ; first frames of a
+query] from held-out scenes and samples the query's continuation; the sprite tracker reads which
+action the generation shows.
 
-Per seed: a split (held-out scenes and (shape, colour, action) triples), a tokenizer, and three
-transformers with the same architecture and budget: corpus B (2-shot videos whose action
-persists across the cut with probability p, the in-context signal injected here), corpus A
-(single shots only, the control) and the explicit-pairs model (demonstration -> query pairs of
-one action, the upper bound). Each is evaluated on the same held-out episodes with a similar,
-contrast, random or no demonstration; the oracle replays the tracked demonstration motion.
+Per seed: a split (held-out scenes and (shape, colour, action) triples), a tokenizer, one
+transformer trained on `cfg.corpus`, evaluated on the same held-out episodes with a similar,
+contrast, random or no demonstration; the oracle replays the tracked demonstration motion. The
+two other corpora are the experiments `video_icl.control` (single shots) and `video_icl.pairs`
+(explicit pairs), with this run function and budget.
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 from iclr25.core.claims import Claim
 from iclr25.core.config import configclass
@@ -27,29 +30,35 @@ from iclr25.papers.video_icl.pipeline import (
     in_shot_accuracy,
     make_episodes,
 )
-
-ARMS = {"B": "two_shot", "A": "single_shot", "pairs": "pairs"}
-"""Model arm -> training corpus (`data.CORPORA`)."""
+from iclr25.papers.video_icl.tune import TUNED
 
 
 @configclass
 class ImitationConfig(PipelineConfig):
-    """Every knob of the pipeline; the three models share `steps`, `lr` and the architecture."""
+    """The pipeline and the corpus of the one model trained per seed."""
+
+    corpus: Literal["two_shot", "single_shot", "pairs"] = "two_shot"
+    """Training corpus (`data.CORPORA`): corpus B, the single-shot control A, explicit pairs."""
 
 
-PRESETS = {
-    "smoke": ImitationConfig(
-        tok_steps=10, tok_videos=4, n_videos=8, steps=2, n_episodes=2, d_model=16, n_layers=1
-    ),
-    "quick": ImitationConfig(
-        tok_steps=300, n_videos=1000, steps=250, n_episodes=40, d_model=32, n_layers=2
-    ),
-    "full": ImitationConfig(),
-}
+def presets(corpus: str) -> dict[str, ImitationConfig]:
+    """The three presets of the experiment on `corpus` (its tuned learning rate from
+    `tune.TUNED`; quick: a 2-layer width-32 model for 1,000 steps, far below the ~6,000 steps
+    where the pilots' cross-cut signal appears, so its verdicts read inconclusive)."""
+    lr = TUNED[corpus]
+    return {
+        "smoke": ImitationConfig(corpus=corpus, lr=lr, tok_steps=10, tok_videos=4, n_videos=8,
+                                 steps=2, n_episodes=2, d_model=16, n_layers=1),
+        "quick": ImitationConfig(corpus=corpus, lr=lr, tok_steps=200, tok_videos=100,
+                                 n_videos=1500, steps=1000, n_episodes=30, d_model=32,
+                                 n_layers=2),
+        "full": ImitationConfig(corpus=corpus, lr=lr),
+    }  # fmt: skip
 
 
 def run(cfg: ImitationConfig, ctx: RunContext) -> dict[str, float]:
-    """One seed: a split, a tokenizer, three models, the evaluation of each and of the oracle."""
+    """One seed: a split, a tokenizer, one model on `cfg.corpus`, its evaluation and the
+    oracle's on the same held-out episodes."""
     rngs = ctx.rngs
     split = make_split(rngs.child("split").np)
     tokenizer = fit_tokenizer(cfg, split, rngs.child("tokenizer"))
@@ -58,92 +67,91 @@ def run(cfg: ImitationConfig, ctx: RunContext) -> dict[str, float]:
     erng = rngs.child("generation").np
     for s, v in evaluate(cfg, None, tokenizer, episodes, erng, oracle=True).items():
         out[f"oracle:{s}"] = v
-    for arm, kind in ARMS.items():
 
-        def log(step: int, loss: float, arm: str = arm) -> None:
-            ctx.log(step, **{f"{arm}/loss": loss})
+    def log(step: int, loss: float) -> None:
+        ctx.log(step, loss=loss)
 
-        model, loss = fit_model(cfg, tokenizer, split, kind, rngs.child(f"model-{arm}"), log=log)
-        out[f"{arm}/train_loss"] = loss
-        out[f"{arm}/in_shot"] = in_shot_accuracy(cfg, model, tokenizer, episodes["none"], erng)
-        for s, v in evaluate(cfg, model, tokenizer, episodes, erng).items():
-            out[f"{arm}:{s}"] = v
+    model, loss = fit_model(cfg, tokenizer, split, cfg.corpus, rngs.child("model"), log=log)
+    out["model/train_loss"] = loss
+    out["model/in_shot"] = in_shot_accuracy(cfg, model, tokenizer, episodes["none"], erng)
+    for s, v in evaluate(cfg, model, tokenizer, episodes, erng).items():
+        out[f"model:{s}"] = v
     return out
 
 
-def _claim(cid, statement, metric, treatment, control, paper, expect=None, **kw) -> Claim:
+TODO = {"quick": ("inconclusive", "to be written after the run"),
+        "full": ("inconclusive", "to be written after the run")}  # fmt: skip
+
+
+def claim(cid, statement, metric, treatment, control, paper, expect=TODO) -> Claim:
+    """A "higher" claim on the model's scores (`treatment`/`control`: settings or a number)."""
     return Claim(id=cid, statement=statement, metric=metric, treatment=treatment,
-                 control=control, direction="higher", paper_value=paper,
-                 expect=expect or {"quick": ("inconclusive", "to be written after the run"),
-                                   "full": ("inconclusive", "to be written after the run")},
-                 **kw)  # fmt: skip
+                 control=control, direction="higher", paper_value=paper, expect=expect)  # fmt: skip
 
 
 CLAIMS = (
-    _claim(
+    claim(
         "similar_above_chance",
         "With a similar demonstration, corpus-B generations show the demonstrated action more "
         "often than chance (1/6).",
         "acc",
-        "B:similar",
+        "model:similar",
         CHANCE,
         "V-Acc with similar demonstrations above the other settings (SSv2; low in absolute "
         "terms, reviewers)",
     ),
-    _claim(
+    claim(
         "similar_above_none",
         "Corpus-B imitation accuracy is higher with a similar demonstration than with none.",
         "acc",
-        "B:similar",
-        "B:none",
+        "model:similar",
+        "model:none",
         "similar > no demonstration (the next-frame baseline reviewers asked for)",
     ),
-    _claim(
+    claim(
         "similar_above_random",
         "Corpus-B imitation accuracy is higher with a similar demonstration than with a random "
         "one.",
         "acc",
-        "B:similar",
-        "B:random",
+        "model:similar",
+        "model:random",
         "similar > random demonstration",
     ),
-    _claim(
+    claim(
         "contrast_flips",
         "A contrast demonstration makes the corpus-B model show the contrast action more often "
         "than chance.",
         "acc",
-        "B:contrast",
+        "model:contrast",
         CHANCE,
         "contrast demonstrations change the generated semantics",
     ),
-    _claim(
+    claim(
+        "preference_above_half",
+        "The corpus-B model finds the similar demonstration's action likelier than its contrast "
+        "(P-Acc analogue above 0.5).",
+        "pacc",
+        "model:similar",
+        0.5,
+        "P-Acc with similar demonstrations above the other settings",
+    ),
+    claim(
         "demonstration_lowers_nll",
         "A similar demonstration lowers the corpus-B model's NLL of the true continuation "
         "(delta-NLL against no demonstration > 0).",
         "dnll",
-        "B:similar",
+        "model:similar",
         0.0,
         "not a paper metric (the notes' low-variance signal)",
     ),
-    _claim(
+    claim(
         "demonstration_lowers_nll_position_matched",
         "A similar demonstration lowers the corpus-B model's NLL of the true continuation "
         "against a random-action demonstration of the same length.",
         "dnll_control",
-        "B:similar",
+        "model:similar",
         0.0,
         "not a paper metric (the position-matched form of the one above)",
-    ),
-    _claim(
-        "zero_shot_near_pairs",
-        "Corpus-B imitation accuracy with a similar demonstration is within 0.1 of the "
-        "explicit-pairs model's.",
-        "acc",
-        "B:similar",
-        "pairs:similar",
-        "zero-shot imitation about equal to task-specific training",
-        kind="equivalent",
-        margin=0.1,
     ),
 )
 
@@ -160,23 +168,32 @@ METRICS = (
            "demonstration minus after this one (same context length)"),
     Metric("*:*/pacc", "higher", "P-Acc analogue: the demonstrated action's continuation has "
            "lower NLL than its contrast's"),
-    Metric("*/train_loss", "lower", "training loss (nats/token), mean over the last 10 %"),
-    Metric("*/in_shot", "higher", "accuracy continuing a shot whose motion has started (no cut)"),
+    Metric("model/train_loss", "lower", "training loss (nats/token), mean over the last 10 %"),
+    Metric("model/in_shot", "higher", "accuracy continuing a shot whose motion has started "
+           "(no cut)"),
     Metric("tokenizer/ceiling", "higher", "the tracker's accuracy on tokenizer round trips of "
            "the true held-out clips"),
     Metric("tokenizer/*", "none", "codebook usage on held-out frames"),
 )  # fmt: skip
 
 
+# DEVIATION: one corpus per experiment. A model that imitates at all costs about 8 CPU-minutes
+# at this scale (the pilots in the docs page), so three corpus arms x 5 seeds cannot share one
+# 30-minute preset; each corpus is its own experiment with the same budget, and comparisons
+# across corpora (B against the explicit-pairs upper bound) are read from two experiments'
+# results on the docs page, not tested as a paired claim.
+SEEDS = {"smoke": 1, "quick": 3, "full": 6}
+"""Six full seeds: three rounds of two parallel jobs, the same wall time as five."""
+
 EXPERIMENT = Experiment(
     name="video_icl.imitation",
-    summary="Imitation of a demonstration video by a next-token video transformer: corpus B "
-    "(persistent cuts), corpus A (single shots), explicit pairs and the oracle on held-out "
-    "scenes with similar, contrast, random and no demonstrations.",
+    summary="Imitation of a demonstration video by a next-token video transformer trained on "
+    "corpus B (persistent cuts), against the oracle, on held-out scenes with similar, contrast, "
+    "random and no demonstrations.",
     config=ImitationConfig,
-    presets=PRESETS,
+    presets=presets("two_shot"),
     run=run,
     claims=CLAIMS,
     metrics=METRICS,
-    seeds={"smoke": 1, "quick": 3, "full": 5},
+    seeds=SEEDS,
 )

@@ -30,6 +30,7 @@ from iclr25.papers.video_icl.pipeline import (
     fit_tokenizer,
     make_episodes,
 )
+from iclr25.papers.video_icl.tune import TUNED
 
 WIDTHS = (32, 64, 96)
 """Transformer widths d_model of the size arm (4 heads each)."""
@@ -45,15 +46,18 @@ class ScalingConfig(PipelineConfig):
     """Fresh corpus-B validation clips for the loss."""
 
 
+# DEVIATION: the size and p arms train 1,200 steps, 15 % of the imitation experiments' 8,000:
+# six models a seed x 5 seeds must fit 30 minutes on 2 cores. The pilots saw the cross-cut
+# signal only after ~6,000 steps, so the accuracy claims here test a regime before imitation
+# emerges; the loss claim does not need it. All widths use corpus B's tuned learning rate.
+LR = TUNED["two_shot"]
 PRESETS = {
-    "smoke": ScalingConfig(
-        tok_steps=10, tok_videos=4, n_videos=8, steps=2, n_episodes=2, n_layers=1, n_val=4
-    ),
-    "quick": ScalingConfig(
-        tok_steps=300, n_videos=1000, steps=100, n_episodes=40, n_layers=1, n_val=100
-    ),
-    "full": ScalingConfig(),
-}
+    "smoke": ScalingConfig(lr=LR, tok_steps=10, tok_videos=4, n_videos=8, steps=2,
+                           n_episodes=2, n_layers=1, n_val=4),
+    "quick": ScalingConfig(lr=LR, tok_steps=200, tok_videos=100, n_videos=600, steps=150,
+                           n_episodes=20, n_layers=1, n_val=50),
+    "full": ScalingConfig(lr=LR, steps=1200, n_videos=5000),
+}  # fmt: skip
 
 
 def _slope(x: list[float], y: list[float]) -> float:
