@@ -78,3 +78,9 @@ def test_tuning_chooses_the_lowest_mean_validation_loss():
             for k in kinds for lr in LRS for s in (100, 101)]  # fmt: skip
     chosen = choose(rows)
     assert chosen["two_shot"] == chosen["single_shot"] == 2e-3 and chosen["pairs"] == min(LRS)
+
+
+def test_tuning_choice_covers_a_widened_grid_per_corpus():
+    rows = [{"kind": "two_shot", "lr": lr, "seed": 100, "val_loss": -lr} for lr in (*LRS, 8e-3)]
+    rows += [{"kind": "pairs", "lr": lr, "seed": 100, "val_loss": lr} for lr in LRS]
+    assert choose(rows) == {"two_shot": 8e-3, "pairs": min(LRS)}

@@ -10,8 +10,9 @@ held-out episodes is recorded beside it, not used. Run it with
 
     PYTHONPATH=src python -m iclr25.papers.video_icl.tune --jobs 2 --out <file.json>
 
-which prints one line per grid point and writes the rows and the choice; the committed run is
-`benchmarks/results/video_icl_tuning.json`.
+which prints one line per grid point and writes the rows and the choice; where a corpus's optimum
+sits on an edge of the grid, `--corpora <kind> --lrs <next rate> --add-to <file>` widens it
+(the earlier rows are kept). The committed run is `benchmarks/results/video_icl_tuning.json`.
 """
 
 from __future__ import annotations
@@ -73,9 +74,11 @@ def choose(rows: list[dict]) -> dict[str, float]:
     """Per corpus, the learning rate of lowest mean validation loss over the tuning seeds."""
     out = {}
     for kind in CORPORA:
+        lrs = sorted({r["lr"] for r in rows if r["kind"] == kind})
         means = {lr: np.mean([r["val_loss"] for r in rows if r["kind"] == kind and r["lr"] == lr])
-                 for lr in LRS}  # fmt: skip
-        out[kind] = min(means, key=means.get)
+                 for lr in lrs}  # fmt: skip
+        if means:
+            out[kind] = min(means, key=means.get)
     return out
 
 
@@ -83,22 +86,36 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="video_icl.tune", description=__doc__.split("\n\n")[0])
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--out", default="", help="JSON file to write ('' for none)")
+    p.add_argument("--corpora", nargs="+", default=list(CORPORA), choices=CORPORA)
+    p.add_argument("--lrs", nargs="+", type=float, default=list(LRS))
+    p.add_argument("--add-to", default="", help="an earlier run's JSON whose rows are kept: "
+                   "widening its grid where an optimum sits on an edge")  # fmt: skip
     args = p.parse_args(argv)
     load_before = load_average()
-    points = [(k, lr, s) for k in CORPORA for lr in LRS for s in TUNE_SEEDS]
+    points = [(k, lr, s) for k in args.corpora for lr in args.lrs for s in TUNE_SEEDS]
     rows = []
     with ProcessPoolExecutor(args.jobs) as pool:
         for row in pool.map(grid_point, *zip(*points, strict=True)):
             print(row, flush=True)
             rows.append(row)
+    run = {"points": [list(q) for q in points], "load": {"before": load_before,
+           "after": load_average()}, "env": envinfo()}  # fmt: skip
+    old = {"rows": [], "runs": []}  # read last: the earlier run may still be writing it
+    if args.add_to:
+        with open(args.add_to) as f:
+            old = json.load(f)
+        if "runs" not in old:  # the first run's format (c98742a): one run, no "runs" list
+            points = [[r["kind"], r["lr"], r["seed"]] for r in old["rows"]]
+            old["runs"] = [{"points": points, "load": old["load"], "env": old["env"]}]
+    rows = old["rows"] + rows
     result = {
-        "grid": {"lr": list(LRS), "seeds": list(TUNE_SEEDS), "corpora": list(CORPORA)},
+        "grid": {k: sorted({r["lr"] for r in rows if r["kind"] == k}) for k in CORPORA},
+        "seeds": list(TUNE_SEEDS),
         "objective": "mean token NLL on 200 fresh validation clips of the model's own corpus",
         "budget": {"steps": PipelineConfig().steps, "batch_size": PipelineConfig().batch_size},
         "rows": rows,
         "chosen": choose(rows),
-        "load": {"before": load_before, "after": load_average()},
-        "env": envinfo(),
+        "runs": old["runs"] + [run],
     }
     print(result["chosen"])
     if args.out:
