@@ -120,4 +120,9 @@ PAPERS: dict[str, PaperEntry] = {
         experiments=("typographic", "pareto", "control", "bias", "minilm"),
         extras=("vision",),
     ),
+    "video_icl": PaperEntry(
+        title="Video in-context learning: autoregressive transformers as zero-shot video "
+        "imitators (Zhang et al.)",
+        experiments=("imitation", "control", "pairs", "scaling"),
+    ),
 }

@@ -10,25 +10,13 @@ data: in corpus B the latent action persists across a hard cut with probability 
 paper relies on natural video; corpus A (single shots only) is the control. Documentation,
 set-up, budgets and results: docs/papers/video_icl.md.
 
-Status (issue 23): not yet registered in `iclr25.papers.PAPERS`. The method, the experiments'
-code, the tuning script and the benchmark exist; what remains is the full budget (below), the
-tuning run, the quick expectations, full results from a clean checkout and the registration.
-Pilot (session 30, load 2-4 on 2 cores, one torch thread each; NOT results): with this
-geometry a 4-layer d = 64 model (about 200k parameters) trained at lr 2e-3 (constant after
-warm-up) continues shots within 2,000 steps of 32 clips. The cross-cut signal shows in the NLL
-of the second shot's first moving frames against the first shot's (validation clips whose
-action persists; nats per clip): at batch 32 after about 2,500 steps at p = 1 (3.42 vs 2.46 at
-3,500) and about 4,000 steps at p = 0.7 (2.76 vs 2.07 at 10,000); lr 4e-3 was not faster, a
-world of 12 scenes instead of 96 not either (2.56 vs 1.92 at 6,000). Batch 16 is about 1.7x
-more sample-efficient (p = 0.7: 3.27 vs 2.74 at 6,500 steps, 2.90 vs 2.14 at 10,000; 0.07 s a
-step). That batch-16 model after 10,000 steps (12 min on one core), on 150 held-out episodes
-per setting: imitation accuracy similar 0.26, contrast-action rate 0.31, random 0.31, none
-0.21 (chance 0.17), in-shot 0.99, position-matched delta-NLL +0.047 for similar and +0.048 for
-contrast demonstrations, P-Acc analogue 0.53: the demonstration's motion axis is picked up
-more than its sign. One model at that budget costs 12 min, so the three corpus arms x 5 seeds
-(and the scaling arms) cannot reach it within a 30-minute preset; the next step is the budget
-decision (one experiment per arm, a smaller batch, denser cuts per video, shorter shots) or a
-published inconclusive with the budget spent and this reason.
+Pilots (session 30, load 2-4 on 2 cores, one torch thread each; not results; the docs page,
+"Set-up"): with this geometry a 4-layer d = 64 model (about 200k parameters) continues shots
+within 2,000 steps; the cross-cut signal (the second shot's first moving frames become
+likelier than the first shot's on clips whose action persists) appears after about 6,000 steps
+of 16 clips at p = 0.7 (batch 16 is about 1.7x more sample-efficient than 32; lr 4e-3, a smaller
+world, 4-shot videos were not faster). So every model here trains 8,000 steps of 16 clips
+(about 8.5 min on one core), and each training corpus is its own experiment.
 """
 
 from iclr25.core.experiment import PaperInfo

@@ -43,14 +43,14 @@ class ImitationConfig(PipelineConfig):
 
 def presets(corpus: str) -> dict[str, ImitationConfig]:
     """The three presets of the experiment on `corpus` (its tuned learning rate from
-    `tune.TUNED`; quick: a 2-layer width-32 model for 1,000 steps, far below the ~6,000 steps
+    `tune.TUNED`; quick: a 2-layer width-32 model for 800 steps, far below the ~6,000 steps
     where the pilots' cross-cut signal appears, so its verdicts read inconclusive)."""
     lr = TUNED[corpus]
     return {
         "smoke": ImitationConfig(corpus=corpus, lr=lr, tok_steps=10, tok_videos=4, n_videos=8,
                                  steps=2, n_episodes=2, d_model=16, n_layers=1),
-        "quick": ImitationConfig(corpus=corpus, lr=lr, tok_steps=200, tok_videos=100,
-                                 n_videos=1500, steps=1000, n_episodes=30, d_model=32,
+        "quick": ImitationConfig(corpus=corpus, lr=lr, tok_steps=1000, tok_videos=200,
+                                 n_videos=1500, steps=800, n_episodes=30, d_model=32,
                                  n_layers=2),
         "full": ImitationConfig(corpus=corpus, lr=lr),
     }  # fmt: skip
@@ -79,8 +79,15 @@ def run(cfg: ImitationConfig, ctx: RunContext) -> dict[str, float]:
     return out
 
 
-TODO = {"quick": ("inconclusive", "to be written after the run"),
-        "full": ("inconclusive", "to be written after the run")}  # fmt: skip
+QUICK = (
+    "inconclusive",
+    "quick trains a 2-layer width-32 model for 800 steps: it does not "
+    "continue a started shot yet (in-shot accuracy 0.11-0.16 against 0.99 for the pilot "
+    "model), so no demonstration effect is measurable",
+)
+NOT_RUN = ("inconclusive", "the full preset has not been run yet (issue 23)")
+TODO = {"quick": QUICK, "full": NOT_RUN}
+"""Expectations of a claim whose full preset has not been run yet."""
 
 
 def claim(cid, statement, metric, treatment, control, paper, expect=TODO) -> Claim:

@@ -54,7 +54,7 @@ LR = TUNED["two_shot"]
 PRESETS = {
     "smoke": ScalingConfig(lr=LR, tok_steps=10, tok_videos=4, n_videos=8, steps=2,
                            n_episodes=2, n_layers=1, n_val=4),
-    "quick": ScalingConfig(lr=LR, tok_steps=200, tok_videos=100, n_videos=600, steps=150,
+    "quick": ScalingConfig(lr=LR, tok_steps=1000, tok_videos=200, n_videos=600, steps=120,
                            n_episodes=20, n_layers=1, n_val=50),
     "full": ScalingConfig(lr=LR, steps=1200, n_videos=5000),
 }  # fmt: skip
@@ -98,8 +98,12 @@ def run(cfg: ScalingConfig, ctx: RunContext) -> dict[str, float]:
     return out
 
 
-_TODO = {"quick": ("inconclusive", "to be written after the run"),
-         "full": ("inconclusive", "to be written after the run")}  # fmt: skip
+_NOT_RUN = ("inconclusive", "the full preset has not been run yet (issue 23)")
+_TODO = {"quick": ("inconclusive", "quick trains 120 steps: no model continues a shot yet, so "
+                   "accuracy is chance for every width and p"), "full": _NOT_RUN}  # fmt: skip
+_LOSS_EXPECT = {"quick": ("reproduced", "wider models fit the frequent static tokens faster at "
+                          "any budget: slope -0.64 +- 0.16 nats per decade of parameters"),
+                "full": _NOT_RUN}  # fmt: skip
 
 CLAIMS = (
     Claim(
@@ -122,7 +126,7 @@ CLAIMS = (
         control=0.0,
         direction="lower",
         paper_value="larger models reach lower loss (a scaling trend, no law claimed here)",
-        expect=_TODO,
+        expect=_LOSS_EXPECT,
     ),
     Claim(
         id="persistence_drives_imitation",
