@@ -51,13 +51,15 @@ def test_evaluation_keys_and_ranges(trained):
     eps = make_episodes(TINY, split, seed=4)
     out = evaluate(TINY, model, vq, eps, np.random.default_rng(0))
     for s in SETTINGS:
-        for k in ("acc", "still", "dnll", "dnll_control", "pacc"):
+        for k in ("acc", "flip", "still", "dnll", "dnll_control", "pacc"):
             assert f"{s}/{k}" in out
         assert 0 <= out[f"{s}/acc"] <= 1
     assert out["none/dnll"] == 0.0  # without a demonstration "with" and "without" coincide
+    assert out["contrast/flip"] == out["contrast/acc"]  # its target is the contrast action
     oracle = evaluate(TINY, None, vq, {s: eps[s] for s in ("similar", "contrast")},
                       np.random.default_rng(0), oracle=True)  # fmt: skip
-    assert oracle["similar/acc"] == oracle["contrast/acc"] == 1.0 and "similar/psnr" not in oracle
+    assert oracle["similar/acc"] == oracle["contrast/acc"] == oracle["contrast/flip"] == 1.0
+    assert oracle["similar/flip"] == 0.0 and "similar/psnr" not in oracle
     assert 0 <= in_shot_accuracy(TINY, model, vq, eps["none"], np.random.default_rng(1)) <= 1
     c = ceiling(vq, eps["similar"])
     assert 0 <= c["tokenizer/ceiling"] <= 1 and 0 < c["tokenizer/used_fraction"] <= 1

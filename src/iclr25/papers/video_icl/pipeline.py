@@ -159,12 +159,14 @@ def evaluate(
     """Scores of one generator over `episodes` (from `make_episodes`).
 
     Keys `"<setting>/<metric>"`: `acc` (tracked action == the demonstration's; the contrast
-    setting's `acc` is the flip rate), `still` (generations with no readable motion), `psnr`,
-    `ssim`; for a model also `dnll` (true continuation's mean token NLL without minus with the
-    demonstration; > 0: the demonstration helps), `dnll_control` (with a random-action
-    demonstration minus with this one: position-matched), `pacc` (the P-Acc analogue: the
-    demonstrated action's continuation is likelier than the other of {query action, contrast}; a
-    random demonstration's episodes count only where its action is one of the two).
+    setting's `acc` is the flip rate), `flip` (tracked action == the query's contrast action, in
+    every setting: the contrast demonstration's flip rate against the rate without one),
+    `still` (generations with no readable motion), `psnr`, `ssim`; for a model also `dnll`
+    (true continuation's mean token NLL without minus with the demonstration; > 0: the
+    demonstration helps), `dnll_control` (with a random-action demonstration minus with this
+    one: position-matched), `pacc` (the P-Acc analogue: the demonstrated action's continuation
+    is likelier than the other of {query action, contrast}; a random demonstration's episodes
+    count only where its action is one of the two).
     """
     out: dict[str, float] = {}
     for setting, eps in episodes.items():
@@ -172,7 +174,9 @@ def evaluate(
             continue
         rows = evaluate_episodes(model, tokenizer, eps, rng, top_k=cfg.top_k, oracle=oracle)
         col = {k: np.array([r[k] for r in rows]) for k in rows[0]}
+        contra = np.array([e.contrast.actions[0] for e in eps])
         out[f"{setting}/acc"] = float(col["correct"].mean())
+        out[f"{setting}/flip"] = float((col["predicted"] == contra).mean())
         out[f"{setting}/still"] = float((col["predicted"] < 0).mean())
         for k in ("psnr", "ssim")[oracle:]:  # the oracle's copies are exact: PSNR infinite
             v = col[k][~np.isnan(col[k])]
@@ -183,10 +187,9 @@ def evaluate(
             # P-Acc needs the target's own continuation: the query's action or its contrast
             # (a random demonstration of a third action has neither; those episodes are left out)
             truth = col["target"] == np.array([e.action for e in eps])
-            contra = col["target"] == np.array([e.contrast.actions[0] for e in eps])
             own = np.where(truth, col["nll_with"], col["nll_contrast"])
             alt = np.where(truth, col["nll_contrast"], col["nll_with"])
-            ok = truth | contra
+            ok = truth | (col["target"] == contra)
             out[f"{setting}/pacc"] = float((own < alt)[ok].mean()) if ok.any() else float("nan")
     return out
 

@@ -38,11 +38,11 @@ CLAIMS = (
     ),
     claim(
         "pairs_contrast_flips",
-        "A contrast demonstration makes the explicit-pairs model show the contrast action more "
-        "often than chance.",
-        "acc",
+        "A contrast demonstration makes the explicit-pairs model show the query's contrast "
+        "action more often than it does without a demonstration.",
+        "flip",
         "model:contrast",
-        CHANCE,
+        "model:none",
         "task-specific training imitates (the upper bound zero-shot imitation is compared to)",
     ),
 )
