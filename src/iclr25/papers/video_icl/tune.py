@@ -108,9 +108,6 @@ def main(argv: list[str] | None = None) -> None:
     if args.add_to:
         with open(args.add_to) as f:
             old = json.load(f)
-        if "runs" not in old:  # the first run's format (c98742a): one run, no "runs" list
-            points = [[r["kind"], r["lr"], r["seed"]] for r in old["rows"]]
-            old["runs"] = [{"points": points, "load": old["load"], "env": old["env"]}]
     rows = old["rows"] + rows
     result = {
         "grid": {k: sorted({r["lr"] for r in rows if r["kind"] == k}) for k in CORPORA},

@@ -7,15 +7,7 @@ demonstration; its scores are reported whatever they show.
 
 from __future__ import annotations
 
-from iclr25.core.experiment import Experiment
-from iclr25.papers.video_icl.experiments.imitation import (
-    METRICS,
-    SEEDS,
-    ImitationConfig,
-    claim,
-    presets,
-    run,
-)
+from iclr25.papers.video_icl.experiments.imitation import claim, corpus_experiment
 
 CLAIMS = (
     claim(
@@ -38,14 +30,10 @@ CLAIMS = (
     ),
 )
 
-EXPERIMENT = Experiment(
-    name="video_icl.control",
-    summary="The imitation experiment with the model trained on single-shot clips (corpus A, "
+EXPERIMENT = corpus_experiment(
+    "video_icl.control",
+    "single_shot",
+    "The imitation experiment with the model trained on single-shot clips (corpus A, "
     "no cuts): does a demonstration still change the generation?",
-    config=ImitationConfig,
-    presets=presets("single_shot"),
-    run=run,
-    claims=CLAIMS,
-    metrics=METRICS,
-    seeds=SEEDS,
+    CLAIMS,
 )

@@ -211,15 +211,20 @@ METRICS = (
 SEEDS = {"smoke": 1, "quick": 3, "full": 6}
 """Six full seeds: three rounds of two parallel jobs, the same wall time as five."""
 
-EXPERIMENT = Experiment(
-    name="video_icl.imitation",
-    summary="Imitation of a demonstration video by a next-token video transformer trained on "
-    "corpus B (persistent cuts), against the oracle, on held-out scenes with similar, contrast, "
-    "random and no demonstrations.",
-    config=ImitationConfig,
-    presets=presets("two_shot"),
-    run=run,
-    claims=CLAIMS,
-    metrics=METRICS,
-    seeds=SEEDS,
+
+def corpus_experiment(name: str, corpus: str, summary: str, claims: tuple) -> Experiment:
+    """The experiment `name` on `corpus`: this module's config, presets, run, metrics and seeds
+    (`video_icl.imitation`, `.control` and `.pairs` differ only in corpus and claims)."""
+    return Experiment(name=name, summary=summary, config=ImitationConfig,
+                      presets=presets(corpus), run=run, claims=claims, metrics=METRICS,
+                      seeds=SEEDS)  # fmt: skip
+
+
+EXPERIMENT = corpus_experiment(
+    "video_icl.imitation",
+    "two_shot",
+    "Imitation of a demonstration video by a next-token video transformer trained on corpus B "
+    "(persistent cuts), against the oracle, on held-out scenes with similar, contrast, random "
+    "and no demonstrations.",
+    CLAIMS,
 )

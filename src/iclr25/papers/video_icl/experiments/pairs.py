@@ -6,15 +6,7 @@ zero-shot imitation against.
 
 from __future__ import annotations
 
-from iclr25.core.experiment import Experiment
-from iclr25.papers.video_icl.experiments.imitation import (
-    METRICS,
-    SEEDS,
-    ImitationConfig,
-    claim,
-    presets,
-    run,
-)
+from iclr25.papers.video_icl.experiments.imitation import claim, corpus_experiment
 from iclr25.papers.video_icl.pipeline import CHANCE
 
 CLAIMS = (
@@ -47,14 +39,10 @@ CLAIMS = (
     ),
 )
 
-EXPERIMENT = Experiment(
-    name="video_icl.pairs",
-    summary="The imitation experiment with the model trained on explicit demonstration -> query "
+EXPERIMENT = corpus_experiment(
+    "video_icl.pairs",
+    "pairs",
+    "The imitation experiment with the model trained on explicit demonstration -> query "
     "pairs (the upper bound).",
-    config=ImitationConfig,
-    presets=presets("pairs"),
-    run=run,
-    claims=CLAIMS,
-    metrics=METRICS,
-    seeds=SEEDS,
+    CLAIMS,
 )
