@@ -85,9 +85,6 @@ QUICK = (
     "continue a started shot yet (in-shot accuracy 0.11-0.16 against 0.99 for the pilot "
     "model), so no demonstration effect is measurable",
 )
-NOT_RUN = ("inconclusive", "the full preset has not been run yet (issue 23)")
-TODO = {"quick": QUICK, "full": NOT_RUN}
-"""Expectations of a claim whose full preset has not been run yet."""
 FULL = (
     "inconclusive",
     "at the 30-minute budget (8,000 steps of 16 clips) the model continues "
@@ -100,7 +97,7 @@ B_EXPECT = {"quick": QUICK, "full": FULL}
 """Expectations of the corpus-B claims (`video_icl.imitation`, full run of 76cf6ba)."""
 
 
-def claim(cid, statement, metric, treatment, control, paper, expect=TODO) -> Claim:
+def claim(cid, statement, metric, treatment, control, paper, expect) -> Claim:
     """A "higher" claim on the model's scores (`treatment`/`control`: settings or a number)."""
     return Claim(id=cid, statement=statement, metric=metric, treatment=treatment,
                  control=control, direction="higher", paper_value=paper, expect=expect)  # fmt: skip

@@ -6,8 +6,15 @@ zero-shot imitation against.
 
 from __future__ import annotations
 
-from iclr25.papers.video_icl.experiments.imitation import claim, corpus_experiment
+from iclr25.papers.video_icl.experiments.imitation import QUICK, claim, corpus_experiment
 from iclr25.papers.video_icl.pipeline import CHANCE
+
+F = "(full, 6 seeds, clean clone of 2e40e2f)"
+IMITATES = (
+    "the explicit-pairs model copies the demonstrated action in 0.47 of its generations with a "
+    "similar demonstration, 0.47 with a contrast one and 0.46 with a random one (0.14 without "
+    "one), higher on every seed (0.33-0.67)"
+)
 
 CLAIMS = (
     claim(
@@ -18,6 +25,7 @@ CLAIMS = (
         "model:similar",
         CHANCE,
         "task-specific training imitates (the upper bound zero-shot imitation is compared to)",
+        {"quick": QUICK, "full": ("reproduced", f"{IMITATES} {F}")},
     ),
     claim(
         "pairs_similar_above_none",
@@ -27,6 +35,7 @@ CLAIMS = (
         "model:similar",
         "model:none",
         "task-specific training imitates (the upper bound zero-shot imitation is compared to)",
+        {"quick": QUICK, "full": ("reproduced", f"{IMITATES} {F}")},
     ),
     claim(
         "pairs_contrast_flips",
@@ -36,6 +45,15 @@ CLAIMS = (
         "model:contrast",
         "model:none",
         "task-specific training imitates (the upper bound zero-shot imitation is compared to)",
+        {
+            "quick": QUICK,
+            "full": (
+                "reproduced",
+                "after a contrast demonstration 0.47 of the "
+                "generations show the query's contrast action, against 0.17 "
+                f"without a demonstration, higher on every seed {F}",
+            ),
+        },
     ),
 )
 
