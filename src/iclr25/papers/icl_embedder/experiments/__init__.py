@@ -1,0 +1,1 @@
+"""Experiments of the icl_embedder paper."""

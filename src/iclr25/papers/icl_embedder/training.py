@@ -1,0 +1,274 @@
+"""Training: the causal-LM stage that gives the backbone in-context skills, and the contrastive
+stage every embedder method shares (same stream, steps, batch and schedule; only the number of
+in-context examples, the attention and the pooling differ between methods).
+
+- `lm_sequences` / `pretrain_lm` / `lm_probe`: the backbone reads a training query (with 0..5
+  examples of its task) and predicts the query's value of the task's attribute, so examples
+  and instructions carry meaning before any contrastive training.
+- `batch_ids` / `train_embedder`: the paper's recipe (InfoNCE, tau 0.02, 7 hard negatives,
+  in-batch negatives for retrieval only, examples from the same batch) with AdamW, linear
+  warm-up and linear decay and gradient clipping 1.0 (the Hugging Face Trainer defaults the
+  official code runs with).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from iclr25.core.checks import check_choice, check_float, check_int
+from iclr25.papers.icl_embedder.data import FORMS, World, task_batch
+from iclr25.papers.icl_embedder.method import ICLEmbedder, info_nce, pad_ids
+from iclr25.papers.icl_embedder.model import position_ids
+from iclr25.papers.icl_embedder.prompt import (
+    POLICIES,
+    QueryFormat,
+    build_passage,
+    build_train_query,
+    draw_k,
+    sample_example_ids,
+)
+
+
+@dataclass
+class TrainLog:
+    """Losses of a training run, one per step, and its wall time in seconds."""
+
+    losses: list[float] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def _schedule(optimizer: torch.optim.Optimizer, steps: int, warmup: int):
+    """Linear warm-up over `warmup` steps, then linear decay to 0 at `steps`."""
+
+    def factor(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / warmup
+        return max(0.0, (steps - step) / max(1, steps - warmup))
+
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+
+
+def _optimizer(params, lr: float, steps: int, warmup: float):
+    lr = check_float("lr", lr, 0.0, low_open=True)
+    warmup = check_float("warmup", warmup, 0.0, 1.0)
+    opt = torch.optim.AdamW([p for p in params if p.requires_grad], lr=lr, weight_decay=0.0)
+    return opt, _schedule(opt, steps, max(1, round(warmup * steps)))
+
+
+def lm_sequences(
+    world: World,
+    tokenizer,
+    *,
+    n: int,
+    rng: np.random.Generator,
+    tasks: tuple[int, ...] | None = None,
+    forms: tuple[str, ...] = FORMS,
+    ks: tuple[int, ...] = POLICIES["random"],
+    fmt: QueryFormat | None = None,
+) -> tuple[list[list[int]], list[int], list[tuple[str, int, int]]]:
+    """`n` language-model prompts: a retrieval training query and the id of its answer.
+
+    Each prompt is one query of a fresh batch (task and form drawn uniformly, k from `ks`, its
+    examples drawn from the batch by the official rule), built by `build_train_query` without
+    its final EOS; the answer is the query's value word of the task attribute. An ambiguous
+    prompt with k = 0 is never drawn (nothing says which attribute is meant).
+
+    Returns:
+        prompts (n lists of ids), answers (n,) token ids, and the (form, k, task) of each.
+    """
+    fmt = fmt or QueryFormat()
+    tasks = tuple(range(world.n_attributes)) if tasks is None else tasks
+    prompts, answers, cells = [], [], []
+    while len(prompts) < n:
+        task = tasks[int(rng.integers(len(tasks)))]
+        form = forms[int(rng.integers(len(forms)))]
+        k = ks[int(rng.integers(len(ks)))]
+        if form == "ambiguous" and k == 0:
+            continue
+        b = task_batch(
+            world, kind="retrieval", task=task, form=form, rng=rng, batch_size=8, group_size=1
+        )
+        ids = sample_example_ids(0, len(b.queries), k, rng)
+        q = build_train_query(tokenizer, b.queries[0], b.instructions[0], b.pool, ids, fmt=fmt)
+        prompts.append(q[:-1])
+        answers.append(tokenizer.convert_tokens_to_ids(b.answers[0]))
+        cells.append((form, k, task))
+    return prompts, answers, cells
+
+
+def _answer_logits(model, prompts: list[list[int]], pad_id: int) -> torch.Tensor:
+    """(n, V) next-token logits after each left-padded prompt."""
+    input_ids, mask = pad_ids(prompts, pad_id=pad_id, padding_side="left")
+    out = model(
+        input_ids=input_ids,
+        attention_mask=mask,
+        position_ids=position_ids(mask),
+        use_cache=False,
+        logits_to_keep=1,
+    )
+    return out.logits[:, -1]
+
+
+def pretrain_lm(
+    model,
+    tokenizer,
+    world: World,
+    *,
+    steps: int,
+    batch_size: int = 32,
+    lr: float = 1e-3,
+    warmup: float = 0.05,
+    rng: np.random.Generator,
+    fmt: QueryFormat | None = None,
+    callback: Callable[[int, torch.nn.Module], None] | None = None,
+) -> TrainLog:
+    """The causal-LM stage: cross-entropy of the answer token after `lm_sequences` prompts.
+
+    # DEVIATION: the paper starts from Mistral-7B, which already has in-context skills; here a
+    # tiny Llama gets them from this stage on the attribute world (all 8 attributes: the LM
+    # "knows the world", only the contrastive stage is restricted to the seen tasks).
+
+    Args:
+        model: A `LlamaForCausalLM` (trained in place).
+        tokenizer: `prompt.build_tokenizer(world)`.
+        world: The world.
+        steps: Optimizer steps (>= 1).
+        batch_size: Prompts per step.
+        lr: AdamW peak learning rate (linear warm-up, linear decay).
+        warmup: Fraction of steps warming up.
+        rng: Draws the prompts.
+        fmt: The query format.
+        callback: Called as `callback(step, model)` after every step (e.g. to probe).
+    """
+    steps = check_int("steps", steps, 1)
+    batch_size = check_int("batch_size", batch_size, 1)
+    opt, sched = _optimizer(model.parameters(), lr, steps, warmup)
+    log, t0 = TrainLog(), time.perf_counter()
+    model.train()
+    for step in range(steps):
+        prompts, answers, _ = lm_sequences(world, tokenizer, n=batch_size, rng=rng, fmt=fmt)
+        logits = _answer_logits(model, prompts, tokenizer.pad_token_id)
+        loss = torch.nn.functional.cross_entropy(logits, torch.tensor(answers))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        log.losses.append(loss.item())
+        if callback is not None:
+            callback(step + 1, model)
+    model.eval()
+    log.seconds = time.perf_counter() - t0
+    return log
+
+
+@torch.no_grad()
+def lm_probe(
+    model,
+    tokenizer,
+    world: World,
+    *,
+    rng: np.random.Generator,
+    n: int = 200,
+    ks: tuple[int, ...] = (0, 3),
+    fmt: QueryFormat | None = None,
+) -> dict[str, float]:
+    """Answer accuracy of the LM per cell: `acc_<form>_k<k>_<seen|heldout>` (greedy argmax).
+
+    `n` prompts per (form, k, split) cell; ambiguous k = 0 is skipped (at chance by design).
+    """
+    out: dict[str, float] = {}
+    for split, tasks in (("seen", world.seen), ("heldout", tuple(world.heldout))):
+        for form in FORMS:
+            for k in ks:
+                if form == "ambiguous" and k == 0:
+                    continue
+                prompts, answers, _ = lm_sequences(
+                    world, tokenizer, n=n, rng=rng, tasks=tasks, forms=(form,), ks=(k,), fmt=fmt
+                )
+                pred = _answer_logits(model, prompts, tokenizer.pad_token_id).argmax(-1)
+                hit = (pred == torch.tensor(answers)).float().mean()
+                out[f"acc_{form}_k{k}_{split}"] = float(hit)
+    return out
+
+
+def batch_ids(
+    batch,
+    tokenizer,
+    *,
+    policy: str,
+    rng: np.random.Generator,
+    fmt: QueryFormat | None = None,
+) -> tuple[list[list[int]], list[list[int]]]:
+    """Token ids of one training batch: B queries (k examples each, k drawn by `policy`, the
+    examples from the batch by the official rule) and B*G passages."""
+    fmt = fmt or QueryFormat()
+    check_choice("policy", policy, tuple(POLICIES))
+    pool, n = batch.pool, len(batch.queries)
+    queries = [
+        build_train_query(
+            tokenizer, text, inst, pool, sample_example_ids(i, n, draw_k(policy, rng), rng), fmt=fmt
+        )
+        for i, (text, inst) in enumerate(zip(batch.queries, batch.instructions, strict=True))
+    ]
+    passages = [build_passage(tokenizer, p, fmt=fmt) for p in batch.passages]
+    return queries, passages
+
+
+def train_embedder(
+    embedder: ICLEmbedder,
+    stream: Iterator,
+    tokenizer,
+    *,
+    policy: str,
+    steps: int,
+    lr: float,
+    rng: np.random.Generator,
+    temperature: float = 0.02,
+    warmup: float = 0.1,
+    chunk: int = 8,
+    fmt: QueryFormat | None = None,
+) -> TrainLog:
+    """Contrastive training of `embedder` on `steps` batches of `stream` (in place).
+
+    Each batch: `batch_ids`, the embeddings of queries and passages, `info_nce` with in-batch
+    negatives when the batch says so (retrieval), one AdamW step (clipping 1.0, linear warm-up
+    then linear decay, weight decay 0: the Trainer defaults of the official command).
+
+    Args:
+        embedder: The model (its trainable parameters are optimized: all, or LoRA's).
+        stream: Batches (`data.training_stream`); every method gets the same stream seed.
+        tokenizer: `prompt.build_tokenizer(world)`.
+        policy: "random" (the paper's k ~ U{0..5}), "none" (instruction only) or "always5".
+        steps: Optimizer steps (>= 1).
+        lr: AdamW peak learning rate.
+        rng: Draws k and the examples.
+        temperature: InfoNCE tau (official 0.02).
+        warmup: Fraction of steps warming up.
+        chunk: Queries per forward chunk (sorted by length; speed only, the loss is the same).
+        fmt: The query format.
+    """
+    steps = check_int("steps", steps, 1)
+    opt, sched = _optimizer(embedder.parameters(), lr, steps, warmup)
+    log, t0 = TrainLog(), time.perf_counter()
+    embedder.train()
+    for _ in range(steps):
+        batch = next(stream)
+        q_ids, p_ids = batch_ids(batch, tokenizer, policy=policy, rng=rng, fmt=fmt)
+        q = embedder.embed_ids(q_ids, batch_size=chunk)
+        p = embedder.embed_ids(p_ids, batch_size=len(p_ids))
+        loss = info_nce(q, p, temperature=temperature, in_batch=batch.in_batch_negatives)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(embedder.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        log.losses.append(loss.item())
+    embedder.eval()
+    log.seconds = time.perf_counter() - t0
+    return log
