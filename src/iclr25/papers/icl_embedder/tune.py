@@ -17,7 +17,6 @@ it (the earlier rows are kept).
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -29,13 +28,15 @@ from iclr25.core.bench import load_average
 from iclr25.core.envinfo import envinfo
 from iclr25.core.seeding import make_rngs
 from iclr25.papers.icl_embedder.baselines import RECIPES
-from iclr25.papers.icl_embedder.data import World, training_stream
-from iclr25.papers.icl_embedder.evaluation import evaluate, make_benchmark
-from iclr25.papers.icl_embedder.experiments.attribute_world import WorldConfig
-from iclr25.papers.icl_embedder.method import ICLEmbedder
+from iclr25.papers.icl_embedder.data import World
+from iclr25.papers.icl_embedder.evaluation import evaluate
+from iclr25.papers.icl_embedder.experiments.attribute_world import (
+    WorldConfig,
+    benchmark,
+    train_method,
+)
 from iclr25.papers.icl_embedder.pretrained import load_backbone
 from iclr25.papers.icl_embedder.prompt import build_tokenizer
-from iclr25.papers.icl_embedder.training import train_embedder
 
 TUNE_SEEDS = (100, 101)
 """Stream, example and validation seeds of the grid (the claim seeds are 0-5)."""
@@ -49,21 +50,11 @@ def grid_point(method: str, lr: float, seed: int) -> dict:
     t0 = time.perf_counter()
     cfg = WorldConfig()
     world = World()
-    tok = build_tokenizer(world)
     rngs = make_rngs(seed)
-    recipe = RECIPES[method]
-    emb = ICLEmbedder(backbone=copy.deepcopy(load_backbone()), tokenizer=tok,
-                      attention=recipe["attention"], pooling=recipe["pooling"])  # fmt: skip
-    stream = training_stream(world, rng=rngs.child("stream").np, batch_size=cfg.batch_size,
-                             group_size=cfg.group_size, class_fraction=cfg.class_fraction,
-                             p_ambiguous=cfg.p_ambiguous)  # fmt: skip
-    log = train_embedder(emb, stream, tok, policy=recipe["policy"], steps=cfg.steps, lr=lr,
-                         temperature=cfg.temperature, rng=rngs.child("examples").np)  # fmt: skip
-    bench = make_benchmark(world, n_per_task=cfg.n_per_task, n_random=cfg.n_random,
-                           n_examples=cfg.n_examples, rng=rngs.child("validation").np)  # fmt: skip
-    scores = evaluate(emb, bench)
+    emb, loss = train_method(cfg, method, lr, load_backbone(), build_tokenizer(world), world, rngs)
+    scores = evaluate(emb, benchmark(cfg, world, rngs.child("validation").np))
     return {"method": method, "lr": lr, "seed": seed, "r1_mean": scores["r1_mean"],
-            "train_loss": float(np.mean(log.losses[-max(1, cfg.steps // 10):])),
+            "train_loss": loss,
             "seconds": round(time.perf_counter() - t0, 1)}  # fmt: skip
 
 

@@ -23,6 +23,7 @@ from iclr25.core.claims import Claim
 from iclr25.core.config import configclass
 from iclr25.core.context import RunContext
 from iclr25.core.experiment import Experiment, Metric
+from iclr25.core.seeding import Rngs
 from iclr25.papers.icl_embedder.baselines import RECIPES, MiniLMEmbedder
 from iclr25.papers.icl_embedder.data import World, training_stream
 from iclr25.papers.icl_embedder.evaluation import evaluate, make_benchmark
@@ -73,25 +74,39 @@ PRESETS = {
 }  # fmt: skip
 
 
+def benchmark(cfg: WorldConfig, world: World, rng: np.random.Generator):
+    """The test (or validation) benchmark of one seed at `cfg`'s sizes."""
+    return make_benchmark(world, n_per_task=cfg.n_per_task, n_random=cfg.n_random,
+                          n_examples=cfg.n_examples, rng=rng)  # fmt: skip
+
+
+def train_method(
+    cfg: WorldConfig, name: str, lr: float, backbone, tok, world: World, rngs: Rngs
+) -> tuple[ICLEmbedder, float]:
+    """`RECIPES[name]` trained from a copy of `backbone` on the seed's stream at `cfg`'s budget;
+    the embedder and its mean loss over the last 10 % of steps."""
+    recipe = RECIPES[name]
+    emb = ICLEmbedder(backbone=copy.deepcopy(backbone), tokenizer=tok,
+                      attention=recipe["attention"], pooling=recipe["pooling"])  # fmt: skip
+    stream = training_stream(world, rng=rngs.child("stream").np,
+                             class_fraction=cfg.class_fraction, p_ambiguous=cfg.p_ambiguous,
+                             batch_size=cfg.batch_size, group_size=cfg.group_size)  # fmt: skip
+    log = train_embedder(emb, stream, tok, policy=recipe["policy"], steps=cfg.steps, lr=lr,
+                         temperature=cfg.temperature, rng=rngs.child("examples").np)  # fmt: skip
+    return emb, float(np.mean(log.losses[-max(1, cfg.steps // 10) :]))
+
+
 def run(cfg: WorldConfig, ctx: RunContext) -> dict[str, float]:
     """One seed: train every method from the shipped backbone, score them all."""
     world = World()
     tok = build_tokenizer(world)
-    bench = make_benchmark(world, n_per_task=cfg.n_per_task, n_random=cfg.n_random,
-                           n_examples=cfg.n_examples,
-                           rng=ctx.rngs.child("benchmark").np)  # fmt: skip
+    bench = benchmark(cfg, world, ctx.rngs.child("benchmark").np)
     backbone = load_backbone()
     out: dict[str, float] = {}
-    for name, recipe in RECIPES.items():
-        emb = ICLEmbedder(backbone=copy.deepcopy(backbone), tokenizer=tok,
-                          attention=recipe["attention"], pooling=recipe["pooling"])  # fmt: skip
-        stream = training_stream(world, rng=ctx.rngs.child("stream").np,
-                                 class_fraction=cfg.class_fraction, p_ambiguous=cfg.p_ambiguous,
-                                 batch_size=cfg.batch_size, group_size=cfg.group_size)  # fmt: skip
-        log = train_embedder(emb, stream, tok, policy=recipe["policy"], steps=cfg.steps,
-                             lr=getattr(cfg, f"lr_{name}"), temperature=cfg.temperature,
-                             rng=ctx.rngs.child("examples").np)  # fmt: skip
-        out[f"{name}/train_loss"] = float(np.mean(log.losses[-max(1, cfg.steps // 10) :]))
+    for name in RECIPES:
+        emb, loss = train_method(cfg, name, getattr(cfg, f"lr_{name}"), backbone, tok, world,
+                                 ctx.rngs)  # fmt: skip
+        out[f"{name}/train_loss"] = loss
         out.update({f"{name}/{k}": v for k, v in evaluate(emb, bench).items()})
     if cfg.minilm:
         out.update({f"minilm/{k}": v for k, v in evaluate(MiniLMEmbedder(), bench).items()})
