@@ -3,7 +3,10 @@
 
 Runs every grid point of every method at the experiment's full preset on the tuning seeds
 (disjoint from the claim seeds), then widens an axis for every method while a chosen point sits
-on its edge (`LADDER`; give all methods of an experiment in one call), and writes
+on its edge (`LADDER`; give all methods of an experiment in one call); where the full preset is
+too long for the grid (`GRID_OVERRIDES`: Revealing Goals' grid runs 1M of its 4M steps), each
+method's `FINALISTS` best points are rescored at the full preset and the best of those chosen;
+writes
 `benchmarks/results/icp_tuning.json`, whose rows the docs page shows; the chosen points must
 equal `TUNED` in `iclr25.papers.icp.training` (a test checks it).
 

@@ -13,6 +13,7 @@ from iclr25.core.config import ConfigError, apply_overrides
 from iclr25.core.runner import run_experiment
 from iclr25.papers.icp import tuning
 from iclr25.papers.icp.training import TUNED, MethodTuning, TeamTraining
+from iclr25.papers.icp.tuning import parse_setting
 
 
 @pytest.mark.parametrize(
@@ -135,12 +136,12 @@ def test_tuning_refuses_claim_seeds_and_unknown_names():
 def test_tuning_chooses_the_highest_mean_score_per_method(monkeypatch):
     calls = []
 
-    def fake_scores(exp, method, point, seeds, jobs, preset):
+    def fake_scores(exp, method, point, seeds, jobs, preset, extra=()):
         calls.append((exp, method))
         return [-abs(point["lr"] - 3e-4) + (s % 2) for s in seeds]
 
     monkeypatch.setattr(tuning, "_scores", fake_scores)
-    rows = tuning.evaluate_grid(("icp.revealing_goals",), seeds=(100, 101), methods=("vdn",))
+    rows = tuning.evaluate_grid(("icp.hanabi_small",), seeds=(100, 101), methods=("vdn",))
     # the grid (16), then gamma widened below its chosen edge 0.9 (interior afterwards);
     # lr 3e-4 is interior and target 0 the ladder's end
     assert len(rows) == len(calls) == 17
@@ -149,16 +150,16 @@ def test_tuning_chooses_the_highest_mean_score_per_method(monkeypatch):
     # gamma and the target network do not change the fake score: the tie goes to the first
     assert [r["chosen"] for r in rows] == [""] * 4 + ["yes"] + [""] * 12
     assert tuning.chosen(rows) == {
-        "icp.revealing_goals": {"vdn": MethodTuning(lr=3e-4, gamma=0.9, target_every=0)}
+        "icp.hanabi_small": {"vdn": MethodTuning(lr=3e-4, gamma=0.9, target_every=0)}
     }
     again = tuning.evaluate_grid(
-        ("icp.revealing_goals",), seeds=(100, 101), methods=("vdn",), known=rows
+        ("icp.hanabi_small",), seeds=(100, 101), methods=("vdn",), known=rows
     )
     assert again == rows and len(calls) == 17  # known points are not run again
 
 
 def test_tuning_widens_an_edge_for_every_method_until_the_optimum_is_inside(monkeypatch):
-    def fake_scores(exp, method, point, seeds, jobs, preset):
+    def fake_scores(exp, method, point, seeds, jobs, preset, extra=()):
         # vdn peaks at lr 1e-2 (beyond the grid's edge 3e-3), icp_rm at 1e-3 (inside); both
         # prefer a later target sync (1600 is the ladder's end) and gamma 0.99
         peak = {"vdn": 1e-2, "icp_rm": 1e-3}[method]
@@ -175,7 +176,11 @@ def test_tuning_widens_an_edge_for_every_method_until_the_optimum_is_inside(monk
         "vdn": MethodTuning(lr=1e-2, gamma=0.99, target_every=1600),
         "icp_rm": MethodTuning(lr=1e-3, gamma=0.99, target_every=1600),
     }
-    widened = [(r["round"], r["setting"]) for r in per_method["icp_rm"] if r["round"]]
+    widened = [
+        (r["round"], r["setting"])
+        for r in per_method["icp_rm"]
+        if r["round"] and r["stage"] == "grid"
+    ]
     assert widened == [
         (1, "lr=0.01, gamma=0.99, target_every=25"),  # vdn's lr edge, beyond icp_rm's nearer one
         (1, "lr=0.001, gamma=0.999, target_every=25"),  # 0.99 was an edge of {0.9, 0.99}
@@ -184,6 +189,37 @@ def test_tuning_widens_an_edge_for_every_method_until_the_optimum_is_inside(monk
         (2, "lr=0.001, gamma=0.99, target_every=400"),  # then 400
         (3, "lr=0.001, gamma=0.99, target_every=1600"),  # then 1600, the ladder's end: stop
     ]
+
+
+def test_revealing_goals_chooses_among_finalists_rescored_at_the_full_preset(monkeypatch):
+    """The grid runs with GRID_OVERRIDES (1M steps); the FINALISTS best points per method are
+    rescored without them (the full preset's 4M) and the choice is the best finalist, even
+    where a grid point scored higher at 1M; known rows are reused per stage."""
+    calls = []
+
+    def fake_scores(exp, method, point, seeds, jobs, preset, extra=()):
+        calls.append(extra)
+        if extra:  # at 1M: the smaller the step size, the better (and gamma 0.9, no target)
+            bonus = (point["gamma"] == 0.9) + (point["target_every"] == 0)
+            return [bonus - point["lr"] for _ in seeds]
+        return [point["lr"] for _ in seeds]  # at full: the larger, the better
+
+    monkeypatch.setattr(tuning, "_scores", fake_scores)
+    rows = tuning.evaluate_grid(("icp.revealing_goals",), seeds=(100, 101), methods=("vdn",))
+    grid = [r for r in rows if r["stage"] == "grid"]
+    final = [r for r in rows if r["stage"] == "final"]
+    assert all(c == tuning.GRID_OVERRIDES["icp.revealing_goals"] for c in calls[: len(grid)])
+    assert calls[len(grid) :] == [()] * tuning.FINALISTS == [()] * len(final)
+    # the grid's best are the smallest rates (1e-4 and the widened 3e-5, 1e-5 after 3 rounds)
+    assert sorted({parse_setting(r["setting"])["lr"] for r in final}) == [1e-5, 3e-5, 1e-4]
+    assert [r["chosen"] for r in grid] == [""] * len(grid)
+    assert sum(r["chosen"] == "yes" for r in final) == 1
+    assert tuning.chosen(rows)["icp.revealing_goals"]["vdn"].lr == 1e-4
+    n = len(calls)
+    again = tuning.evaluate_grid(
+        ("icp.revealing_goals",), seeds=(100, 101), methods=("vdn",), known=rows
+    )
+    assert again == rows and len(calls) == n
 
 
 def test_tuned_points_are_the_committed_grid_choices():
@@ -200,7 +236,7 @@ def test_tune_script_resumes_an_interrupted_run(tmp_path, monkeypatch, benchmark
     module = benchmark_script("tune_icp")
     calls = []
 
-    def fake_scores(exp, method, point, seeds, jobs, preset):
+    def fake_scores(exp, method, point, seeds, jobs, preset, extra=()):
         if len(calls) == 5:
             raise KeyboardInterrupt
         calls.append(point)

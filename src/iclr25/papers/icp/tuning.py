@@ -51,6 +51,15 @@ full run makes (Small Hanabi: about 500 updates at 300k environment steps, measu
 at its tuned point on tuning seed 100), i.e. the target stays the initial network: no larger
 value can differ."""
 MAX_ROUNDS = 3
+GRID_OVERRIDES: dict[str, tuple[str, ...]] = {
+    "icp.revealing_goals": ("train.steps=1000000", "train.eval_points=4"),
+}
+"""Config overrides of the grid and widening runs of an experiment whose full preset is too long
+to run every point at (Revealing Goals: its full preset trains 4M environment steps, the grid
+ran at 1M, the full preset of its time). Such an experiment's choice is made at the full
+preset among each method's `FINALISTS` best grid points (`stage` "final" rows)."""
+FINALISTS = 3
+"""Grid points per method rescored at the full preset where the grid ran shorter."""
 TUNING_SEEDS = (100, 101)
 """Seeds of the tuning runs (the claims use 0-9, the tests 0-9)."""
 CLAIM_SEEDS = range(10)
@@ -79,10 +88,12 @@ def _scores(
     seeds: tuple[int, ...],
     jobs: int,
     preset: str,
+    extra: tuple[str, ...] = (),
 ) -> list[float]:
     """The score of one grid point on each seed: `experiment`'s `preset` run through the runner
-    with only `method` trained, at the point (one thread a seed, `jobs` seeds at a time)."""
-    overrides = [f"train.methods=('{method}',)"]
+    with only `method` trained, at the point, with the config overrides `extra` (one thread a
+    seed, `jobs` seeds at a time)."""
+    overrides = [f"train.methods=('{method}',)", *extra]
     overrides += [f"train.{method}.{k}={v!r}" for k, v in point.items()]
     with tempfile.TemporaryDirectory(prefix="icp-tuning.") as out:
         report = run_experiment(
@@ -111,8 +122,10 @@ def evaluate_grid(
 ) -> list[dict[str, object]]:
     """Score every grid point of every method of `experiments` on `seeds`, then the widening
     rounds of `LADDER` (decided over the `methods` given: tune all of them together); one row
-    per point with its `round` (0: the grid), the best of each (experiment, method) marked
-    `chosen`.
+    per point with its `round` (0: the grid) and `stage`, the best of each (experiment, method)
+    marked `chosen`. Where the full preset's grid runs with `GRID_OVERRIDES` (shorter), each
+    method's `FINALISTS` best grid points are rescored at the full preset (`stage` "final") and
+    the best of those is chosen.
 
     `known`: rows of an earlier run at the same scale and seeds (as written by this function);
     their points are not run again (a widened axis costs only its new points). `on_row` is
@@ -134,36 +147,61 @@ def evaluate_grid(
     rows: list[dict[str, object]] = []
     for exp in experiments:
         get_experiment(exp)  # fails early on a registry problem
-        done = {(r["method"], r["setting"]): r for r in known if r["experiment"] == exp}
+        done = {
+            (r["method"], r["setting"], r.get("stage", "grid")): r
+            for r in known
+            if r["experiment"] == exp
+        }
+        extra = GRID_OVERRIDES.get(exp, ()) if preset == "full" else ()
         run = (exp, seeds, jobs, preset, done, on_row)
-        groups = {m: [_row(run, m, p, 0) for p in grid_points()] for m in methods}
+        groups = {m: [_row(run, m, p, 0, extra) for p in grid_points()] for m in methods}
         for round_ in range(1, MAX_ROUNDS + 1):
             points = _widened(groups)
             if not points:
                 break
             for m, p in points:
-                groups[m].append(_row(run, m, p, round_))
+                groups[m].append(_row(run, m, p, round_, extra))
         for m in methods:
-            best = _best(groups[m])
-            for i, row in enumerate(groups[m]):
+            group = groups[m]
+            if extra:  # the choice is made at the full preset among the best grid points
+                top = sorted(range(len(group)), key=lambda i: (-group[i]["score"], i))[:FINALISTS]
+                group = group + [
+                    _row(run, m, parse_setting(group[i]["setting"]), group[i]["round"], (), "final")
+                    for i in sorted(top)
+                ]
+                pool = range(len(group) - len(top), len(group))
+            else:
+                pool = range(len(group))
+            best = max(pool, key=lambda i: (group[i]["score"], -i))
+            for i, row in enumerate(group):
                 row["chosen"] = "yes" if i == best else ""
-            rows += groups[m]
+            rows += group
     return rows
 
 
-def _row(run: tuple, method: str, point: dict[str, object], round_: int) -> dict[str, object]:
+def _row(
+    run: tuple,
+    method: str,
+    point: dict[str, object],
+    round_: int,
+    extra: tuple[str, ...],
+    stage: str = "grid",
+) -> dict[str, object]:
     """The row of one point: taken from the known rows of `run` = (experiment, seeds, jobs,
-    preset, known rows by (method, setting), on_row) or scored now (and passed to on_row)."""
+    preset, known rows by (method, setting, stage), on_row) or scored now with the config
+    overrides `extra` (and passed to on_row). `stage`: "grid" (grid and widening rounds) or
+    "final" (a finalist rescored at the full preset)."""
     exp, seeds, jobs, preset, done, on_row = run
-    row = done.get((method, setting(point)))
+    row = done.get((method, setting(point), stage))
     if row is None:
-        per_seed = _scores(exp, method, point, seeds, jobs, preset)
-        row = {"experiment": exp, "method": method, "setting": setting(point)}
+        per_seed = _scores(exp, method, point, seeds, jobs, preset, extra)
+        row = {"experiment": exp, "method": method, "setting": setting(point), "stage": stage}
         row.update({f"score_seed_{s}": round(v, 4) for s, v in zip(seeds, per_seed)})
         row["score"] = round(sum(per_seed) / len(per_seed), 4)
         if on_row is not None:
             on_row(row)
-    return {**{k: v for k, v in row.items() if k not in ("chosen", "round")}, "round": round_}
+    skip = ("chosen", "round", "stage")
+    return {**{k: v for k, v in row.items() if k not in skip}, "stage": stage, "round": round_}
 
 
 def _best(group: list[dict[str, object]]) -> int:
