@@ -19,6 +19,7 @@ from iclr25.papers.icl_embedder.prompt import (
 )
 from iclr25.papers.icl_embedder.training import (
     batch_ids,
+    lm_packed,
     lm_probe,
     lm_sequences,
     pretrain_lm,
@@ -66,6 +67,52 @@ def test_lm_sequences_end_before_the_answer(tok):
         assert a in own and tok.convert_ids_to_tokens(a) in WORLD.words
         assert WORLD.words.index(tok.convert_ids_to_tokens(a)) // WORLD.n_values == task
     assert not any(form == "ambiguous" and k == 0 for form, k, _ in cells)
+
+
+def test_lm_packed_targets_are_the_answers_of_their_questions(tok):
+    seqs, targets = lm_packed(WORLD, tok, n=40, rng=np.random.default_rng(6), segments=4)
+    resp, query, inst = (tok.convert_tokens_to_ids(m) for m in MARKUP[2::-1])
+    forms = set()
+    for ids, tgt in zip(seqs, targets, strict=True):
+        assert ids[0] == tok.bos_token_id and ids.count(inst) == 4
+        starts = [i for i, t in enumerate(ids) if t == inst]
+        ambiguous = tok.convert_ids_to_tokens(ids[starts[0] + 2]) == "item"
+        forms.add(ambiguous)
+        # every question's answer is a target, except an ambiguous sequence's first
+        assert len(tgt) == (3 if ambiguous else 4)
+        attributes = set()
+        for pos, answer in tgt:
+            assert ids[pos] == resp and ids[pos + 1] == answer
+            q = pos - 1 - ids[:pos][::-1].index(query)  # the question's <query> marker
+            doc = ids[q + 1 : pos - 1]
+            assert answer in doc  # the answer is the question's own document's word
+            attributes.add(WORLD.words.index(tok.convert_ids_to_tokens(answer)) // WORLD.n_values)
+        if ambiguous:
+            assert len(attributes) == 1  # one hidden attribute per ambiguous sequence
+    assert forms == {True, False}
+    with pytest.raises(ValueError, match="segments=1"):
+        lm_packed(WORLD, tok, n=1, rng=np.random.default_rng(0), segments=1)
+
+
+def test_pretrain_lm_packed_steps_come_first(tok, monkeypatch):
+    import iclr25.papers.icl_embedder.training as training
+
+    calls = []
+
+    def counting(name, real):
+        def draw(*args, n, **kwargs):
+            calls.append((name, n))
+            return real(*args, n=n, **kwargs)
+
+        return draw
+
+    monkeypatch.setattr(training, "lm_packed", counting("packed", training.lm_packed))
+    monkeypatch.setattr(training, "lm_sequences", counting("prompts", training.lm_sequences))
+    pretrain_lm(small(tok), tok, WORLD, steps=3, batch_size=4, packed_steps=1,
+                packed_frac=0.25, rng=np.random.default_rng(7))  # fmt: skip
+    assert calls == [("packed", 4), ("packed", 1), ("prompts", 3), ("packed", 1), ("prompts", 3)]
+    with pytest.raises(ValueError, match="packed_steps=4"):
+        pretrain_lm(small(tok), tok, WORLD, steps=3, packed_steps=4, rng=np.random.default_rng(0))
 
 
 def test_pretrain_lm_lowers_the_loss_and_probe_keys(tok):

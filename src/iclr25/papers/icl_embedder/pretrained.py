@@ -2,8 +2,9 @@
 
 The paper starts from Mistral-7B, an LLM that already has in-context skills. Here a
 `model.tiny_llama` is pretrained from scratch by `pretrain_backbone`: the causal-LM stage of
-`training.pretrain_lm` on the attribute world (read a query with 0 to 5 examples of its task,
-predict the query's value of the task's attribute). The seed-0 model is shipped in `assets/`
+`training.pretrain_lm` on the attribute world (answer questions in the query format with the
+query's value of the task's attribute: answer-dense packed sequences first, then mixed with
+queries that carry 0 to 5 examples of their task). The seed-0 model is shipped in `assets/`
 with its sha256 (`CHECKPOINT`) and used by every preset and seed, as the paper uses one LLM;
 the seeds vary the contrastive data, the example draws and the test sets. Regenerate it with
 
@@ -20,7 +21,7 @@ import argparse
 import hashlib
 import io
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -43,8 +44,10 @@ class BackboneRecipe:
     Attributes:
         width, layers, heads, intermediate: `model.tiny_llama` sizes.
         steps: AdamW steps of `training.pretrain_lm`.
-        batch_size: Prompts per step.
-        lr: Peak learning rate (linear warm-up over 5 %, linear decay).
+        batch_size: Sequences per step.
+        lr: Peak learning rate (linear warm-up over 2 %, linear decay).
+        packed_steps: Steps of packed sequences only, first.
+        packed_frac: Share of packed sequences in each later batch.
     """
 
     width: int = 64
@@ -54,6 +57,8 @@ class BackboneRecipe:
     steps: int = 3000
     batch_size: int = 32
     lr: float = 1e-3
+    packed_steps: int = 1000
+    packed_frac: float = 0.5
 
 
 RECIPE = BackboneRecipe()
@@ -78,7 +83,8 @@ def pretrain_backbone(
     model = tiny_llama(len(tok), width=recipe.width, layers=recipe.layers, heads=recipe.heads,
                        intermediate=recipe.intermediate, seed=seed)  # fmt: skip
     log = pretrain_lm(model, tok, world, steps=recipe.steps, batch_size=recipe.batch_size,
-                      lr=recipe.lr, rng=np.random.default_rng(seed),
+                      lr=recipe.lr, packed_steps=recipe.packed_steps,
+                      packed_frac=recipe.packed_frac, rng=np.random.default_rng(seed),
                       callback=callback)  # fmt: skip
     return model, log
 
@@ -114,11 +120,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--steps", type=int, default=RECIPE.steps)
     parser.add_argument("--lr", type=float, default=RECIPE.lr)
+    parser.add_argument("--packed-steps", type=int, default=RECIPE.packed_steps)
+    parser.add_argument("--packed-frac", type=float, default=RECIPE.packed_frac)
     parser.add_argument("--probe-every", type=int, default=0, help="print the probe every N steps")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
-    recipe = BackboneRecipe(**{**asdict(RECIPE), "steps": args.steps, "lr": args.lr})
+    recipe = replace(RECIPE, steps=args.steps, lr=args.lr, packed_steps=args.packed_steps,
+                     packed_frac=args.packed_frac)  # fmt: skip
     world = World()
     tok = build_tokenizer(world)
 
