@@ -12,11 +12,14 @@ which attribute "relevant" means. Modules:
 - `metrics`: filtered Recall@1 and nDCG@10 with pessimistic ties, classification accuracy;
 - `model`: the tiny transformers Llama backbone, position ids, the bidirectional mask, LoRA;
 - `method`: pooling, InfoNCE and `ICLEmbedder` (`encode_queries`, `encode_corpus`);
-- `training`: the causal-LM stage (`pretrain_lm`, `lm_probe`) and the contrastive loop;
+- `training`: the causal-LM stage (`lm_packed`, `pretrain_lm`, `lm_probe`) and the contrastive
+  loop;
 - `pretrained`: the backbone recipe and its (not yet shipped) checkpoint;
 - `evaluation`: the benchmark of every cell; `baselines`: the recipes and MiniLM;
 - `st`: a sentence-transformers-style adapter; `demo`: SmolLM2 + LoRA; `tune`: the lr grid.
 
-Not registered in `iclr25.papers.PAPERS` yet (issue 26, work in progress): the backbone's
-causal-LM stage has not reached its gate, so there is no shipped backbone, tuning or result.
+Not registered in `iclr25.papers.PAPERS` yet (issue 26, work in progress): the causal-LM stage
+learns the world (with `training.lm_packed`), but the contrastive stage has not learnt retrieval
+from it yet (its loss stays at ln(in-batch candidates)), so there is no shipped backbone, tuning
+or result.
 """
