@@ -57,10 +57,11 @@ def test_batch_ids_follow_the_policy(tok, policy, allowed):
     assert seen == allowed
 
 
-def test_lm_sequences_end_before_the_answer(tok):
+def test_lm_sequences_are_whole_queries_before_the_answer(tok):
     prompts, answers, cells = lm_sequences(WORLD, tok, n=30, rng=np.random.default_rng(1))
     resp, query = (tok.convert_tokens_to_ids(m) for m in (MARKUP[2], MARKUP[1]))
-    assert all(p[-1] == resp for p in prompts)
+    # the query as the embedder reads it: ... <response> EOS, the answer next
+    assert all(p[-2:] == [resp, tok.eos_token_id] for p in prompts)
     for p, a, (_, _, task) in zip(prompts, answers, cells, strict=True):
         # the answer is the query's own word of the task attribute
         own = p[len(p) - 1 - p[::-1].index(query) :]
@@ -82,9 +83,10 @@ def test_lm_packed_targets_are_the_answers_of_their_questions(tok):
         assert len(tgt) == (3 if ambiguous else 4)
         attributes = set()
         for pos, answer in tgt:
-            assert ids[pos] == resp and ids[pos + 1] == answer
+            # the whole query (... <response> EOS), then the answer
+            assert ids[pos - 1 : pos + 2] == [resp, tok.eos_token_id, answer]
             q = pos - 1 - ids[:pos][::-1].index(query)  # the question's <query> marker
-            doc = ids[q + 1 : pos - 1]
+            doc = ids[q + 1 : pos - 2]
             assert answer in doc  # the answer is the question's own document's word
             attributes.add(WORLD.words.index(tok.convert_ids_to_tokens(answer)) // WORLD.n_values)
         if ambiguous:
