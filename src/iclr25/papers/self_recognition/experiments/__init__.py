@@ -1,0 +1,1 @@
+"""Experiments of self_recognition: vector (headline), control, behaviour."""
