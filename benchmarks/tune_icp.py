@@ -25,7 +25,9 @@ from iclr25.core.bench import bench_result, load_average, print_rows
 from iclr25.papers.icp.training import TEAM_METHODS
 from iclr25.papers.icp.tuning import (
     EXPERIMENTS,
+    FINALISTS,
     GRID,
+    GRID_OVERRIDES,
     LADDER,
     MAX_ROUNDS,
     TUNING_SEEDS,
@@ -100,6 +102,8 @@ def main(argv: list[str] | None = None) -> dict:
             "grid": GRID,
             "ladder": LADDER,
             "max_rounds": MAX_ROUNDS,
+            "grid_overrides": GRID_OVERRIDES,
+            "finalists": FINALISTS,
             "threads": 1,
             "jobs": args.jobs,
         },
