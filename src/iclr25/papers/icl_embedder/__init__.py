@@ -19,7 +19,7 @@ which attribute "relevant" means. Modules:
 - `st`: a sentence-transformers-style adapter; `demo`: SmolLM2 + LoRA; `tune`: the lr grid.
 
 Not registered in `iclr25.papers.PAPERS` yet (issue 26, work in progress): the causal-LM stage
-learns the world (with `training.lm_packed`), but the contrastive stage has not learnt retrieval
-from it yet (its loss stays at ln(in-batch candidates)), so there is no shipped backbone, tuning
-or result.
+learns the world (with `training.lm_packed`) and the contrastive stage learns specific
+retrieval and classification from it, but not yet ambiguous retrieval from examples, so there is
+no shipped backbone, tuning or result.
 """
