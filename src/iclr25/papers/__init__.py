@@ -45,7 +45,7 @@ class PaperEntry(NamedTuple):
 PAPERS: dict[str, PaperEntry] = {
     "icp": PaperEntry(
         title="Implicit Channel Protocol: communicating through scouting actions (Wang et al.)",
-        experiments=("guessing_numbers", "hanabi_small", "revealing_goals"),
+        experiments=("guessing_numbers", "hanabi_small", "revealing_goals", "revealing_goals_3x3"),
         extras=("marl",),
     ),
     "mgda": PaperEntry(

@@ -74,7 +74,7 @@ def goals_figures(results: Sequence[Any], out_dir: Path) -> list[Path]:
     ax.set_ylim(0, 1.05)
     ax.set_title(f"Revealing Goals (2 agents, {grid} x {grid} grid)")
     ax.legend(fontsize=7)
-    return [save(fig, figure_path(out_dir, "icp.revealing_goals", "success"))]
+    return [save(fig, figure_path(out_dir, results[0].experiment, "success"))]
 
 
 __all__ = ["goals_figures", "guessing_figures", "hanabi_figures"]
