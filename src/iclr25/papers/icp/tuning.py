@@ -188,10 +188,8 @@ def evaluate_grid(
                     _row(run, m, parse_setting(group[i]["setting"]), group[i]["round"], (), "final")
                     for i in sorted(top)
                 ]
-                pool = range(len(group) - len(top), len(group))
-            else:
-                pool = range(len(group))
-            best = max(pool, key=lambda i: (group[i]["score"], -i))
+            start = len(group) - len(top) if extra else 0
+            best = start + _best(group[start:])
             for i, row in enumerate(group):
                 row["chosen"] = "yes" if i == best else ""
             rows += group

@@ -23,10 +23,10 @@ import json
 import random
 import re
 from dataclasses import asdict, dataclass, field
-from importlib import resources
 from pathlib import Path
 
 from iclr25.core.checks import check_choice, check_int
+from iclr25.core.packaged import package_file
 
 ASSET = Path(__file__).with_name("assets") / "problems.json"
 FAMILIES = ("lattice", "subsets", "divisors", "modtail")
@@ -192,11 +192,12 @@ def load_champ() -> list[Problem]:
     Raises:
         ImportError: When champ-dataset is not installed (the message says how to install it).
     """
-    try:
-        base = resources.files("champ_dataset")
-    except ModuleNotFoundError as e:
-        raise ImportError("load_champ needs champ-dataset: pip install 'iclr25[sandbox]'") from e
-    raw = json.loads((base / "dataset_files" / "v0.json").read_text())["problems"]
+    path = package_file(
+        "champ_dataset",
+        "dataset_files/v0.json",
+        "load_champ needs champ-dataset: pip install 'iclr25[sandbox]'",
+    )
+    raw = json.loads(path.read_text(encoding="utf-8"))["problems"]
     out = []
     for pid, p in raw.items():
         ans = str(p.get("_answer", "")).strip()

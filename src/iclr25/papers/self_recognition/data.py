@@ -18,13 +18,13 @@ the package itself is never imported, and nothing is fetched.
 from __future__ import annotations
 
 import functools
-import importlib.util
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from iclr25.core.checks import check_int
+from iclr25.core.packaged import package_file
 
 CHAMP_PACKAGE = "champ_dataset"
 CHAMP_FILE = "dataset_files/v0.json"
@@ -75,14 +75,12 @@ def champ_path() -> Path:
     Raises:
         ImportError: champ-dataset is not installed (the message says how to install it).
     """
-    spec = importlib.util.find_spec(CHAMP_PACKAGE)
-    path = Path(spec.submodule_search_locations[0]) / CHAMP_FILE if spec else None
-    if path is None or not path.is_file():
-        raise ImportError(
-            "self_recognition needs the CHAMP data: pip install champ-dataset==1.0.0 "
-            "(it is in the iclr25[sandbox] extra)"
-        )
-    return path
+    return package_file(
+        CHAMP_PACKAGE,
+        CHAMP_FILE,
+        "self_recognition needs the CHAMP data: pip install champ-dataset==1.0.0 "
+        "(it is in the iclr25[sandbox] extra)",
+    )
 
 
 @functools.lru_cache(maxsize=1)
