@@ -79,7 +79,9 @@ def test_goals_bad_config_names_the_value_and_writes_nothing(tmp_path, override,
     assert not any(tmp_path.iterdir())
 
 
-@pytest.mark.parametrize("name", ["icp.hanabi_small", "icp.revealing_goals"])
+@pytest.mark.parametrize(
+    "name", ["icp.hanabi_small", "icp.revealing_goals", "icp.revealing_goals_3x3"]
+)
 def test_shared_training_group_takes_dotted_overrides(name):
     cfg = registry.get_experiment(name).preset("quick")
     assert isinstance(cfg.train, TeamTraining)
@@ -131,6 +133,34 @@ def test_tuning_refuses_claim_seeds_and_unknown_names():
         tuning.evaluate_grid(methods=("qmix",))
     with pytest.raises(ValueError, match="experiments="):
         tuning.evaluate_grid(experiments=("icp.guessing_numbers",))
+
+
+def test_revealing_goals_3x3_runs_its_own_grid_at_the_full_preset_for_every_method(monkeypatch):
+    calls = []
+
+    def fake_scores(exp, method, point, seeds, jobs, preset, extra=()):
+        calls.append((method, point, extra))
+        return [point["lr"] * 1000 + point["target_every"] / 1000 for _ in seeds]
+
+    monkeypatch.setattr(tuning, "_scores", fake_scores)
+    rows = tuning.evaluate_grid(("icp.revealing_goals_3x3",), seeds=(100, 101))
+    grid = tuning.grid_points("icp.revealing_goals_3x3")
+    assert len(grid) == 8 and grid != tuning.grid_points()
+    assert all(extra == () for _, _, extra in calls)  # every point at the full preset
+    assert all(r["stage"] == "grid" for r in rows)
+    for m in ("vdn", "icp_rm", "icp_dm"):
+        assert [p for mm, p, _ in calls if mm == m][:8] == grid
+    # lr 1e-3 and sync 100 sit on upper edges, the discount (no effect: the tie goes to the
+    # first, 0.99) on the lower one: all three axes are widened for every method
+    assert {(r["method"], r["setting"]) for r in rows if r["round"] == 1} == {
+        (m, s)
+        for m in ("vdn", "icp_rm", "icp_dm")
+        for s in (
+            "lr=0.003, gamma=0.99, target_every=100",
+            "lr=0.001, gamma=0.9, target_every=100",
+            "lr=0.001, gamma=0.99, target_every=400",
+        )
+    }
 
 
 def test_tuning_chooses_the_highest_mean_score_per_method(monkeypatch):
