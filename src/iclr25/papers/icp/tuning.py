@@ -1,8 +1,9 @@
 """Equal-budget tuning of the Small Hanabi and Revealing Goals teams: one published grid per
 method, scored on tuning seeds.
 
-Every method (VDN, ICP-RM, ICP-DM) of both experiments gets the same grid (`GRID`: step size x
-discount x target network, 16 points), widened along an axis while a chosen point sits on its
+Every method (VDN, ICP-RM, ICP-DM) of an experiment gets the same grid (`GRID`: step size x
+discount x target network, 16 points; Revealing Goals on 3 x 3 its own 8 points, `GRIDS`),
+widened along an axis while a chosen point sits on its
 edge (`LADDER`: a line search from each method's chosen point, the same number of points for
 every method). Each point trains that method alone with the experiment's full preset (same
 environment steps, games per update and network as the claims) on the tuning seeds, which are

@@ -18,16 +18,15 @@ from iclr25.papers.icp.training import TUNED, TeamTraining, compare
 
 # DEVIATION: Revealing Goals at small scale: 2 agents on a 2 x 2 grid, 4 steps, 4 scouting
 # actions (the environment's defaults are 5 x 5 and 10 steps; the paper's sizes are in its
-# unavailable supplement). On a 3 x 3 grid with 6 steps every method stayed at chance (1/9)
-# for 1M steps on tuning seed 100 (VDN at Adam 1e-3 and 3e-4, ICP-RM and ICP-DM at 1e-3), but
-# at 4M steps VDN alone reached 0.35 there (3e-4, discount 0.999, sync 25; a 5-point pilot, not
-# a tuning): a tuned 3 x 3 experiment is still to do (issue 18). Step size, discount and target
-# network per method from the tuning grid (`icp.tuning`, tuning seeds 100-101). The full preset
-# trains 4M environment steps per method (1M games, 64 per update, on-policy): at 1M VDN was
-# still rising (+0.21 over the last quarter), and a seed of all three methods at 4M takes about
-# 6 minutes on one core. The grid and its widening rounds ran at 1M (`tuning.GRID_OVERRIDES`:
-# 19 points x 3 methods x 2 seeds at 4M would take about 4 core-hours); each method's 3 best
-# points were rescored at 4M on the same tuning seeds and the best of those is its setting.
+# unavailable supplement). The larger 3 x 3 game, where VDN leaves chance only after about 3M
+# steps, is `icp.revealing_goals_3x3`, tuned and run at its own full budget. Step size,
+# discount and target network per method from the tuning grid (`icp.tuning`, tuning seeds
+# 100-101). The full preset trains 4M environment steps per method (1M games, 64 per update,
+# on-policy): at 1M VDN was still rising (+0.21 over the last quarter), and a seed of all three
+# methods at 4M takes about 6 minutes on one core. The grid and its widening rounds ran at 1M
+# (`tuning.GRID_OVERRIDES`: 19 points x 3 methods x 2 seeds at 4M would take about 4
+# core-hours); each method's 3 best points were rescored at 4M on the same tuning seeds and the
+# best of those is its setting.
 TRAINING = TeamTraining(
     **TUNED["icp.revealing_goals"],
     steps=4000000,
