@@ -71,8 +71,10 @@ PRESETS = {
     "full": GoalsConfig(),
 }
 
-CLAIMS = (
-    Claim(
+
+def dm_beats_vdn(expect: dict[str, tuple[str, str]]) -> Claim:
+    """The Revealing Goals claim, with its expected verdicts at one game size."""
+    return Claim(
         id="dm_beats_vdn",
         statement="At equal environment steps ICP-DM's greedy success (fraction of agents on "
         "their goal at the end) exceeds VDN's by at least 0.1.",
@@ -82,7 +84,13 @@ CLAIMS = (
         direction="higher",
         min_effect=0.1,
         paper_value="Revealing Goals curves: ICP above VDN (no number in our notes)",
-        expect={
+        expect=expect,
+    )
+
+
+CLAIMS = (
+    dm_beats_vdn(
+        {
             "quick": (
                 "inconclusive",
                 "after 100k environment steps per method (a fortieth of full) every team has only "
@@ -103,7 +111,7 @@ CLAIMS = (
                 "difference 0.28 [0.16, 0.40]. At 1M steps (the earlier full preset) this "
                 "claim was reproduced (0.99 vs 0.69) while VDN was still rising.",
             ),
-        },
+        }
     ),
 )
 

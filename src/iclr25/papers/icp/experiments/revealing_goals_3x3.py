@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from iclr25.core.claims import Claim
 from iclr25.core.experiment import Experiment
 from iclr25.papers.icp import plots
-from iclr25.papers.icp.experiments.revealing_goals import METRICS, GoalsConfig, run
+from iclr25.papers.icp.experiments.revealing_goals import METRICS, GoalsConfig, dm_beats_vdn, run
 from iclr25.papers.icp.training import TUNED, TeamTraining
 
 # DEVIATION: Revealing Goals on a 3 x 3 grid with 6 steps and 9 scouting actions (9 messages:
@@ -44,20 +43,11 @@ PRESETS = {
 }
 
 CLAIMS = (
-    Claim(
-        id="dm_beats_vdn",
-        statement="At equal environment steps ICP-DM's greedy success (fraction of agents on "
-        "their goal at the end) exceeds VDN's by at least 0.1.",
-        metric="success",
-        treatment="icp_dm",
-        control="vdn",
-        direction="higher",
-        min_effect=0.1,
-        paper_value="Revealing Goals curves: ICP above VDN (no number in our notes)",
-        expect={
+    dm_beats_vdn(
+        {
             "quick": ("inconclusive", "not run yet"),
             "full": ("inconclusive", "not run yet"),
-        },
+        }
     ),
 )
 
