@@ -125,4 +125,9 @@ PAPERS: dict[str, PaperEntry] = {
         "imitators (Zhang et al.)",
         experiments=("imitation", "control", "pairs", "scaling"),
     ),
+    "self_recognition": PaperEntry(
+        title="Inspection and control of self-generated-text recognition (Ackerman, Panickssery)",
+        experiments=("vector", "control", "behaviour"),
+        extras=("llm", "tabular", "sandbox"),
+    ),
 }

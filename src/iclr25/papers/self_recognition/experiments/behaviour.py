@@ -73,8 +73,8 @@ CLAIMS = (
         expect={
             "quick": (
                 "inconclusive",
-                "mean probability on the own text 0.511 / 0.505 / 0.505 on seeds 0-2 (run() "
-                "called directly, load 4.1-4.4; not yet through the runner): SmolLM2 answers "
+                "mean probability on the own text 0.511 / 0.505 / 0.505 on seeds 0-2 (through "
+                "the runner, session 34): SmolLM2 answers "
                 "'1' in either order (P('1') 0.83-0.85), so the two orders cancel to chance",
             ),
             "full": _NOT_RUN,
@@ -92,8 +92,8 @@ CLAIMS = (
         expect={
             "quick": (
                 "reproduced",
-                "perplexity detector 1.0 against paired accuracy 0.5 on each of seeds 0-2 (run() "
-                "called directly): the own texts are SmolLM2's greedy outputs, the likeliest "
+                "perplexity detector 1.0 against paired accuracy 0.5 on each of seeds 0-2 "
+                "(through the runner): the own texts are SmolLM2's greedy outputs, the likeliest "
                 "texts by construction, while its paired answer is '1' whatever the order",
             ),
             "full": _NOT_RUN,
@@ -146,5 +146,5 @@ EXPERIMENT = Experiment(
     claims=CLAIMS,
     metrics=METRICS,
     seeds={"smoke": 1, "quick": 3, "full": 5},
-    extras=("llm",),
+    extras=("llm", "sandbox"),
 )

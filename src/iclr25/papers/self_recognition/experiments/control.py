@@ -94,7 +94,7 @@ CLAIMS = (
             "quick": (
                 "contradicted",
                 "slope -1.25 / -0.51 / -2.88 against random |slope| 0.12 / 1.68 / 0.25 on seeds "
-                "0-2 (run() called directly, load 4-5): adding the own-minus-human direction "
+                "0-2 (through the runner, session 34): adding the own-minus-human direction "
                 "at block 15 pushes SmolLM2 towards 'No', not 'Yes'",
             ),
             "full": _NOT_RUN,
@@ -113,7 +113,7 @@ CLAIMS = (
             "quick": (
                 "contradicted",
                 "slope -0.14 / -0.13 / -0.17 against random |slope| 0.26 / 0.18 / 0.07 on "
-                "seeds 0-2 (run() called directly): colouring the text with the vector lowers "
+                "seeds 0-2 (through the runner): colouring the text with the vector lowers "
                 "the Yes-No margin a little, less than a random vector moves it",
             ),
             "full": _NOT_RUN,
@@ -132,7 +132,7 @@ CLAIMS = (
             "quick": (
                 "reproduced",
                 "ablated margin -1.00 / -1.37 / -1.08 against -0.89 / -1.12 / -0.84 with a "
-                "random direction projected out, on seeds 0-2 (run() called directly), one own "
+                "random direction projected out, on seeds 0-2 (through the runner), one own "
                 "prompt per seed: fragile; SmolLM2 answers 'No' to every text before and "
                 "after, so no self-claim is removed, only the margin falls",
             ),
@@ -234,5 +234,5 @@ EXPERIMENT = Experiment(
     claims=CLAIMS,
     metrics=METRICS,
     seeds={"smoke": 1, "quick": 3, "full": 5},
-    extras=("llm",),
+    extras=("llm", "sandbox"),
 )

@@ -79,8 +79,8 @@ CLAIMS = (
         expect={
             "quick": (
                 "reproduced",
-                "held-out AUC 1.0 / 0.78 / 1.0 on seeds 0-2 (run() called directly, one "
-                "process, load 4-5; not yet through the runner): the vector is the fallback "
+                "held-out AUC 1.0 / 0.78 / 1.0 on seeds 0-2 (through the runner, session "
+                "34): the vector is the fallback "
                 "(all own vs all human prompts, SmolLM2 never answers 'Yes'), and own texts "
                 "differ from human ones in style at every block",
             ),
@@ -108,9 +108,8 @@ CLAIMS = (
         expect={
             "quick": (
                 "reproduced",
-                "held-out accuracy 0.67 / 0.83 / 0.83 at blocks 0 / 0 / 14 on seeds 0-2 (run() "
-                "called directly; recomputed from the stored per-block accuracies after the "
-                "chosen block became the vector's): 12 training and 6 test points per seed; "
+                "held-out accuracy 0.67 / 0.83 / 0.83 at blocks 0 / 0 / 14 on seeds 0-2 (through "
+                "the runner, session 34): 12 training and 6 test points per seed; "
                 "mean 0.78, its interval [0.54, 1.0] clears chance only narrowly",
             ),
             "full": (
@@ -221,5 +220,5 @@ EXPERIMENT = Experiment(
     claims=CLAIMS,
     metrics=METRICS,
     seeds={"smoke": 1, "quick": 3, "full": 5},
-    extras=("llm", "tabular"),
+    extras=("llm", "tabular", "sandbox"),
 )
