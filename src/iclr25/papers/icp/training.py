@@ -49,9 +49,9 @@ TUNED: dict[str, dict[str, MethodTuning]] = {
         "icp_dm": MethodTuning(lr=1e-3, gamma=0.9, target_every=25),
     },
     "icp.revealing_goals_3x3": {
-        "vdn": MethodTuning(lr=3e-4, gamma=0.999, target_every=25),
-        "icp_rm": MethodTuning(lr=3e-4, gamma=0.999, target_every=25),
-        "icp_dm": MethodTuning(lr=3e-4, gamma=0.999, target_every=25),
+        "vdn": MethodTuning(lr=3e-4, gamma=0.9, target_every=25),
+        "icp_rm": MethodTuning(lr=3e-4, gamma=0.9, target_every=100),
+        "icp_dm": MethodTuning(lr=1e-3, gamma=0.9, target_every=25),
     },
 }
 """Experiment -> method -> the hyperparameters chosen on the tuning seeds (the highest-scoring
