@@ -15,8 +15,8 @@ from iclr25.papers.icp.training import TUNED, TeamTraining
 # one per cell), not the environment's 5 x 5 / 10 steps (the paper's sizes are in its
 # unavailable supplement). On 3 x 3 every method stayed at chance (1/9) for 1M steps on
 # tuning seed 100; at 4M VDN left chance after about 3M steps (0.35 at 4M in a pilot). Larger
-# sizes were not tried: a 3 x 3 seed of the three methods at 4M steps already takes about 7
-# minutes of one core, and 6 seeds at 2 jobs fill most of the 30-minute full budget. Every
+# sizes were not tried: a 3 x 3 seed of the three methods at 4M steps takes about 6 minutes
+# of one core (6 seeds at 2 jobs: 18.6 of the 30 minutes; VDN is still rising at 4M). Every
 # method's step size, discount and target network come from its own equal grid (8 points and
 # two widening rounds: 12 per method) run at the full preset on tuning seeds 100-101
 # (`tuning.GRIDS`).
