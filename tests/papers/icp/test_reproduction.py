@@ -135,7 +135,7 @@ def test_tuning_refuses_claim_seeds_and_unknown_names():
         tuning.evaluate_grid(experiments=("icp.guessing_numbers",))
 
 
-def test_revealing_goals_3x3_runs_its_own_grid_at_the_full_preset_for_every_method(monkeypatch):
+def test_revealing_goals_3x3_runs_its_own_grid_at_4m_steps_for_every_method(monkeypatch):
     calls = []
 
     def fake_scores(exp, method, point, seeds, jobs, preset, extra=()):
@@ -146,8 +146,13 @@ def test_revealing_goals_3x3_runs_its_own_grid_at_the_full_preset_for_every_meth
     rows = tuning.evaluate_grid(("icp.revealing_goals_3x3",), seeds=(100, 101))
     grid = tuning.grid_points("icp.revealing_goals_3x3")
     assert len(grid) == 8 and grid != tuning.grid_points()
-    assert all(extra == () for _, _, extra in calls)  # every point at the full preset
-    assert all(r["stage"] == "grid" for r in rows)
+    # the grid and its widening rounds at 4M steps, each method's 3 finalists at the full preset
+    assert registry.get_experiment("icp.revealing_goals_3x3").preset("full").train.steps > 4e6
+    grid_rows = [r for r in rows if r["stage"] == "grid"]
+    assert [extra for _, _, extra in calls] == [("train.steps=4000000",)] * len(grid_rows) + [
+        ()
+    ] * (3 * tuning.FINALISTS)
+    assert sum(r["stage"] == "final" for r in rows) == 3 * tuning.FINALISTS
     for m in ("vdn", "icp_rm", "icp_dm"):
         assert [p for mm, p, _ in calls if mm == m][:8] == grid
     # lr 1e-3 and sync 100 sit on upper edges, the discount (no effect: the tie goes to the
@@ -258,6 +263,15 @@ def test_tuned_points_are_the_committed_grid_choices():
     assert set(choice) == set(TUNED)
     for exp in choice:
         assert choice[exp] == TUNED[exp], exp
+
+
+@pytest.mark.parametrize("name", sorted(TUNED))
+@pytest.mark.parametrize("preset", ["quick", "full"])
+def test_presets_train_every_method_at_its_tuned_point(name, preset):
+    """The 3 x 3 full preset once fell back to the 2 x 2 training group (ICP-RM at the 2 x 2
+    point): every preset of a tuned experiment must use that experiment's `TUNED`."""
+    train = registry.get_experiment(name).preset(preset).train
+    assert {m: getattr(train, m) for m in TUNED[name]} == TUNED[name]
 
 
 def test_tune_script_resumes_an_interrupted_run(tmp_path, monkeypatch, benchmark_script):
