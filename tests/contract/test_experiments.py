@@ -1,5 +1,7 @@
 """Contract tests over every registered experiment (the scikit-learn `test_common` idea)."""
 
+import contextlib
+import importlib
 import time
 
 import pytest
@@ -22,12 +24,15 @@ def test_presets_validate_and_round_trip(name):
     assert exp.seeds["quick"] >= 3 and exp.seeds["full"] >= 3, "claims need >= 3 seeds"
 
 
-def _warm_torch() -> None:
-    """Pay torch's one-time lazy imports before any smoke is timed: the first optimizer a
-    process builds imports torch._dynamo (about 3 s of CPU on an AMD EPYC without AVX-512),
-    which would otherwise be charged to whichever smoke runs first in a test worker."""
+def _warm_imports() -> None:
+    """Pay the one-time imports of the heavy libraries before any smoke is timed, which would
+    otherwise be charged to whichever smoke runs first in a test worker: the first optimizer a
+    process builds imports torch._dynamo (about 3 s of CPU on an AMD EPYC without AVX-512);
+    scikit-learn's estimators about 1 s (imported on first use by the papers that fit one)."""
     torch = pytest.importorskip("torch")
     torch.optim.Adam([torch.zeros(1, requires_grad=True)])
+    with contextlib.suppress(ImportError):
+        importlib.import_module("sklearn.linear_model")
 
 
 def _smoke(name, seed=0):
@@ -36,7 +41,7 @@ def _smoke(name, seed=0):
     The budget is checked on CPU time (one thread), not wall time, so that other load on a
     shared machine does not make the check flaky; torch's one-time imports are not counted.
     """
-    _warm_torch()
+    _warm_imports()
     exp = registry.get_experiment(name)
     spec = RunSpec(name, "smoke", "smoke", to_dict(exp.preset("smoke")), seed, threads=1)
     t0 = time.process_time()

@@ -35,13 +35,6 @@ from typing import Any
 
 import numpy as np
 
-try:  # imported with the module (the probe is part of every `vector` run), not on first use
-    from sklearn.exceptions import NotFittedError
-    from sklearn.linear_model import LogisticRegression
-except ImportError:  # LayerProbe.fit says what to install
-    LogisticRegression = None
-    NotFittedError = ValueError
-
 from iclr25.core.checks import check_float, check_int
 from iclr25.papers.self_recognition.data import Problem
 from iclr25.papers.self_recognition.prompts import (
@@ -317,8 +310,10 @@ class LayerProbe:
 
     def fit(self, X: np.ndarray, y: np.ndarray) -> LayerProbe:
         """Fit one probe per layer; returns self."""
-        if LogisticRegression is None:
-            raise ImportError("LayerProbe needs scikit-learn: pip install 'iclr25[tabular]'")
+        try:
+            from sklearn.linear_model import LogisticRegression
+        except ImportError as e:
+            raise ImportError("LayerProbe needs scikit-learn: pip install 'iclr25[tabular]'") from e
         check_float("C", self.C, 0, low_open=True)
         check_int("max_iter", self.max_iter, 1)
         X, y = self._check(X, y)
@@ -336,6 +331,8 @@ class LayerProbe:
     def decision_function(self, X: np.ndarray) -> np.ndarray:
         """Per-layer logits. Shapes: (B, L, D) -> (B, L)."""
         if not hasattr(self, "models_"):
+            from sklearn.exceptions import NotFittedError
+
             raise NotFittedError("LayerProbe is not fitted: call fit(X, y) first")
         X, _ = self._check(X, None)
         Z = (X - self.mean_) / self.scale_
