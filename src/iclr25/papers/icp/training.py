@@ -121,8 +121,9 @@ def compare(
     **extra: Any,
 ) -> dict[str, float]:
     """Train every method of `train` for train.steps environment steps with `trainer`, each
-    with its own hyperparameters (`train.settings(method, **extra)`); greedy `key` (score or
-    success) along the way and at the end, on the same evaluation games for every method."""
+    with its own hyperparameters (`train.settings(method, **extra)`); every greedy metric along
+    the way (curves) and at the end, on the same evaluation games for every method, and the
+    mean of `key` (score or success) over the curve points (`<method>/<key>_auc`)."""
     metrics: dict[str, float] = {}
     eval_seed = ctx.rngs.child("eval").int_seed()
     for method in ctx.progress(train.methods, desc="methods"):
@@ -130,8 +131,8 @@ def compare(
         curve: list[float] = []
 
         def log(step: int, m: dict[str, float], method=method, curve=curve) -> None:
-            curve.append(m[key])
-            ctx.log(step, **{f"{method}/{key}": m[key]})
+            curve.append(m[key])  # every greedy metric is a curve (e.g. when agents scout)
+            ctx.log(step, **{f"{method}/{k}": v for k, v in m.items()})
 
         with torch_seed(rngs.child("init").int_seed()):
             team = trainer(
