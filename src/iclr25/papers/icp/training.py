@@ -49,14 +49,14 @@ TUNED: dict[str, dict[str, MethodTuning]] = {
         "icp_dm": MethodTuning(lr=1e-3, gamma=0.9, target_every=25),
     },
     "icp.revealing_goals_3x3": {
-        "vdn": MethodTuning(lr=3e-4, gamma=0.999, target_every=25),
-        "icp_rm": MethodTuning(lr=3e-4, gamma=0.99, target_every=100),
-        "icp_dm": MethodTuning(lr=1e-3, gamma=0.999, target_every=25),
+        "vdn": MethodTuning(lr=3e-4, gamma=0.9, target_every=25),
+        "icp_rm": MethodTuning(lr=3e-4, gamma=0.9, target_every=100),
+        "icp_dm": MethodTuning(lr=1e-3, gamma=0.9, target_every=25),
     },
 }
 """Experiment -> method -> the hyperparameters chosen on the tuning seeds (the highest-scoring
-point of its grid and widening rounds per method, on Revealing Goals (both sizes) the best of
-its `tuning.FINALISTS` rescored at the full preset, in `benchmarks/results/icp_tuning.json`; a
+point of its grid and widening rounds per method, on 2 x 2 Revealing Goals the best of its
+`tuning.FINALISTS` rescored at the full preset, in `benchmarks/results/icp_tuning.json`; a
 test checks that they agree). Every preset of these experiments uses them (a test checks it)."""
 
 

@@ -48,11 +48,11 @@ GRIDS: dict[str, dict[str, tuple]] = {
     },
 }
 """Experiments with their own grid (the same for every method of the experiment) instead of
-`GRID`. Revealing Goals on 3 x 3 runs every point at 4M environment steps (below 3M VDN is
-still at chance there, so a shorter grid could not rank its points; the full preset trains
-5.5M, see `GRID_OVERRIDES`), which costs about 2 minutes a point and seed on one core:
-8 points around a 5-point VDN pilot on tuning seed 100 (3e-4 / 0.999 / 25 best: 0.35; 1e-3
-0.20; 3e-3 at chance), widened by `LADDER` like the others."""
+`GRID`. Revealing Goals on 3 x 3 runs every point at its full 4M environment steps (below 3M
+VDN is still at chance there, so a shorter grid could not rank its points), which costs about
+2 minutes a point and seed on one core: 8 points around a 5-point VDN pilot on tuning seed 100
+(3e-4 / 0.999 / 25 best: 0.35; 1e-3 0.20; 3e-3 at chance), widened by `LADDER` like the
+others."""
 LADDER: dict[str, tuple] = {
     "lr": (1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2),
     "gamma": (0.5, 0.7, 0.9, 0.99, 0.999),
@@ -71,13 +71,11 @@ value can differ."""
 MAX_ROUNDS = 3
 GRID_OVERRIDES: dict[str, tuple[str, ...]] = {
     "icp.revealing_goals": ("train.steps=1000000", "train.eval_points=4"),
-    "icp.revealing_goals_3x3": ("train.steps=4000000",),
 }
 """Config overrides of the grid and widening runs of an experiment whose full preset is too long
 to run every point at (Revealing Goals: its full preset trains 4M environment steps, the grid
-ran at 1M; on 3 x 3 the full preset trains 5.5M, the grid ran at 4M, its earlier full budget).
-Such an experiment's choice is made at the full preset among each method's `FINALISTS` best
-grid points (`stage` "final" rows)."""
+ran at 1M, the full preset of its time). Such an experiment's choice is made at the full
+preset among each method's `FINALISTS` best grid points (`stage` "final" rows)."""
 FINALISTS = 3
 """Grid points per method rescored at the full preset where the grid ran shorter."""
 TUNING_SEEDS = (100, 101)

@@ -15,19 +15,18 @@ from iclr25.papers.icp.training import TUNED, TeamTraining
 # one per cell), not the environment's 5 x 5 / 10 steps (the paper's sizes are in its
 # unavailable supplement). On 3 x 3 every method stayed at chance (1/9) for 1M steps on
 # tuning seed 100; at 4M VDN left chance after about 3M steps (0.35 at 4M in a pilot). Larger
-# sizes were not tried: a 3 x 3 seed of the three methods at 4M steps takes about 6 minutes
-# of one core. The full preset trains 5.5M environment steps per method (at 4M, 18.6 of the
-# 30 minutes at 2 jobs, VDN was still rising: +0.11 over the last 0.75M), 22 curve points
-# (one per 250k steps). Every method's step size, discount and target network come from its
-# own equal grid (8 points and two widening rounds: 12 per method) run at 4M on tuning seeds
-# 100-101 (`tuning.GRIDS`, `tuning.GRID_OVERRIDES`); each method's 3 best points were rescored
-# at 5.5M on the same seeds and the best of those is its setting.
+# sizes were not tried. The full preset trains 4M environment steps per method, 16 curve
+# points: VDN is still rising there, but a 5.5M preset measured 676-678 s a seed of the three
+# methods (2 jobs, nothing else running), i.e. about 34 minutes for 6 seeds, over the 30-minute
+# budget. Every method's step size, discount and target network come from its own equal grid
+# (8 points and two widening rounds: 12 per method) run at the full preset on tuning seeds
+# 100-101 (`tuning.GRIDS`).
 TRAINING = TeamTraining(
     **TUNED["icp.revealing_goals_3x3"],
-    steps=5500000,
+    steps=4000000,
     batch=64,
     hidden=64,
-    eval_points=22,
+    eval_points=16,
 )
 """The full preset's training group."""
 
