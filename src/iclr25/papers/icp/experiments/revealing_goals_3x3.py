@@ -59,13 +59,14 @@ CLAIMS = (
                 "At 4M environment steps per method, each with its setting chosen on its "
                 "12-point grid at 4M (tuning seeds 100-101): VDN 0.39 (0.29-0.50 per seed) "
                 "and still rising (+0.11 over the last 0.75M steps, [0.03, 0.19]: the budget, "
-                "not convergence, ends it), ICP-RM 0.14 (near chance 0.11 on five seeds), "
-                "ICP-DM 0.30 (0.13-0.67). ICP-DM's explicit stage 1 reaches 0.42 on average "
-                "at 2M (0.11-0.71 per seed), then the switch to scouting actions, each of "
-                "which costs one of the 6 steps, drops it to 0.20 at 2.25M (seed 2: 0.71 to "
-                "0.11), and stage 2 regains only part of it. ICP-DM minus VDN -0.09, 95% t "
-                "interval [-0.36, 0.18] (6 seeds); success AUC 0.24 vs 0.19, difference "
-                "0.04 [-0.06, 0.15].",
+                "not convergence, ends it; 5.5M would take about 34 of the 30 minutes), ICP-RM "
+                "0.30 (0.14-0.74; +0.10 over the last 0.75M, [-0.04, 0.23]), ICP-DM 0.30 "
+                "(0.13-0.67). ICP-DM's explicit stage 1 reaches 0.42 on average at 2M "
+                "(0.11-0.71 per seed); after the switch its agents take a scouting action "
+                "(stay and broadcast) on 76-100% of agent-steps (VDN ends at 34-59%) and "
+                "success drops to 0.20 at 2.25M, then regains only part of it. ICP-DM minus "
+                "VDN -0.09, 95% t interval [-0.36, 0.18] (6 seeds); success AUC 0.24 vs 0.19, "
+                "difference 0.04 [-0.06, 0.15].",
             ),
         }
     ),
