@@ -58,17 +58,16 @@ PRESETS = {
     "full": BehaviourConfig(),
 }
 
-_NOT_RUN = ("inconclusive", "not run yet: expectation to be set from a run (issue 28)")
-
 CLAIMS = (
     Claim(
         id="paired_own_vs_human",
         statement="Shown its own and a human solution of the same problem, the model puts more "
-        "probability on its own (paired paradigm, both orders) than chance.",
+        "probability on its own (paired paradigm, both orders) than chance, by >= 0.2.",
         metric="accuracy_prob",
         treatment="paired_human",
         control=0.5,
         direction="higher",
+        min_effect=0.2,  # as the vector claims' "above chance by >= 0.2"; the paper: > 0.8
         paper_value="Llama3-8B-Instruct: high paired accuracy against human texts (>0.8)",
         expect={
             "quick": (
@@ -77,7 +76,15 @@ CLAIMS = (
                 "the runner, session 34): SmolLM2 answers "
                 "'1' in either order (P('1') 0.83-0.85), so the two orders cancel to chance",
             ),
-            "full": _NOT_RUN,
+            "full": (
+                "inconclusive",
+                "mean probability on the own text 0.506 / 0.506 / 0.505 / 0.508 / 0.506 on "
+                "seeds 0-4 (30 problems each, through the runner, 2 jobs, 478-601 s a seed): "
+                "above 0.5 on every seed but by 0.006, far below the 0.2 this claim asks (the "
+                "paper: > 0.8); SmolLM2 answers '1' in either order (P('1') 0.83-0.84), and "
+                "its paired accuracy is 0.5 on every seed; the same against the four chat "
+                "LLMs' texts (0.501-0.511)",
+            ),
         },
     ),
     Claim(
@@ -96,7 +103,12 @@ CLAIMS = (
                 "(through the runner): the own texts are SmolLM2's greedy outputs, the likeliest "
                 "texts by construction, while its paired answer is '1' whatever the order",
             ),
-            "full": _NOT_RUN,
+            "full": (
+                "reproduced",
+                "perplexity detector 1.0 against paired accuracy 0.5 on each of seeds 0-4 "
+                "(through the runner); against the chat LLMs' texts 0.93-1.0: SmolLM2's own "
+                "texts are its greedy outputs, the likeliest by construction",
+            ),
         },
     ),
 )
