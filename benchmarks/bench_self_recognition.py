@@ -9,10 +9,11 @@ the same `--prompts` individual prompts (half own, half human texts of `--tokens
 * `margin_single`: one call per prompt;
 * `steer`: output steering (k v added at every position of one block) of all prompts;
 * `colour`: colouring (k v added at the judged text's tokens only);
-* `ablate`: the vector's direction projected out at one block.
+* `ablate`: a direction projected out at one block.
 
-Each row gives seconds per prompt, prompts per second and the ratio to `margin_batched`. One
-torch thread (`--threads`), as the experiments run; run it on an idle machine (load under
+The direction is a random unit vector (the cost does not depend on which). Each row gives
+seconds per prompt, prompts per second and the ratio to `margin_batched`. One torch thread
+(`--threads`), as the experiments run; run it on an idle machine (load under
 0.5): the load average before and after is recorded.
 
     iclr25 bench self_recognition    # or: python benchmarks/bench_self_recognition.py
