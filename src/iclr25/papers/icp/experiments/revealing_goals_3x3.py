@@ -1,6 +1,6 @@
-"""`icp.revealing_goals_3x3`: VDN, ICP-RM and ICP-DM on Revealing Goals at the largest size
-where a tuned VDN learned above chance within the full budget (2 agents, 3 x 3 grid, 6 steps,
-9 scouting actions), success against environment steps."""
+"""`icp.revealing_goals_3x3`: VDN, ICP-RM and ICP-DM on Revealing Goals at a size where a
+tuned VDN learns above chance within the full budget (2 agents, 3 x 3 grid, 6 steps, 9
+scouting actions), success against environment steps."""
 
 from __future__ import annotations
 
@@ -14,13 +14,15 @@ from iclr25.papers.icp.training import TUNED, TeamTraining
 # DEVIATION: Revealing Goals on a 3 x 3 grid with 6 steps and 9 scouting actions (9 messages:
 # one per cell), not the environment's 5 x 5 / 10 steps (the paper's sizes are in its
 # unavailable supplement). On 3 x 3 every method stayed at chance (1/9) for 1M steps on
-# tuning seed 100; at 4M VDN left chance after about 3M steps (0.35 at 4M in a pilot). Larger
-# sizes were not tried. The full preset trains 4M environment steps per method, 16 curve
-# points: VDN is still rising there, but a 5.5M preset measured 676-678 s a seed of the three
-# methods (2 jobs, nothing else running), i.e. about 34 minutes for 6 seeds, over the 30-minute
-# budget. Every method's step size, discount and target network come from its own equal grid
-# (8 points and two widening rounds: 12 per method) run at the full preset on tuning seeds
-# 100-101 (`tuning.GRIDS`).
+# tuning seed 100; at 4M VDN left chance after about 3M steps (0.35 at 4M in a pilot). It is
+# not the largest such size: pilots of VDN alone at its 3 x 3 point, 4M steps, tuning seeds
+# 100-101, reached 0.11 and 0.21 on 4 x 4 / 8 steps / 16 scouting actions (chance 1/16) and
+# stayed at chance on 5 x 5 / 10 steps / 25 (0.035, 0.057; chance 1/25). The full preset
+# trains 4M environment steps per method, 16 curve points: VDN is still rising there, but a
+# 5.5M preset measured 676-678 s a seed of the three methods (2 jobs, nothing else running),
+# i.e. about 34 minutes for 6 seeds, over the 30-minute budget. Every method's step size,
+# discount and target network come from its own equal grid (8 points and two widening rounds:
+# 12 per method) run at the full preset on tuning seeds 100-101 (`tuning.GRIDS`).
 TRAINING = TeamTraining(
     **TUNED["icp.revealing_goals_3x3"],
     steps=4000000,
