@@ -45,7 +45,13 @@ class PaperEntry(NamedTuple):
 PAPERS: dict[str, PaperEntry] = {
     "icp": PaperEntry(
         title="Implicit Channel Protocol: communicating through scouting actions (Wang et al.)",
-        experiments=("guessing_numbers", "hanabi_small", "revealing_goals", "revealing_goals_3x3"),
+        experiments=(
+            "guessing_numbers",
+            "hanabi_small",
+            "revealing_goals",
+            "revealing_goals_3x3",
+            "revealing_goals_4x4",
+        ),
         extras=("marl",),
     ),
     "mgda": PaperEntry(

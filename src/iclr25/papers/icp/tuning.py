@@ -2,16 +2,16 @@
 method, scored on tuning seeds.
 
 Every method (VDN, ICP-RM, ICP-DM) of an experiment gets the same grid (`GRID`: step size x
-discount x target network, 16 points; Revealing Goals on 3 x 3 its own 8 points, `GRIDS`),
-widened along an axis while a chosen point sits on its
-edge (`LADDER`: a line search from each method's chosen point, the same number of points for
-every method). Each point trains that method alone with the experiment's full preset (same
-environment steps, games per update and network as the claims) on the tuning seeds, which are
-disjoint from the seeds of the claims; its score is the method's final greedy metric (Small
-Hanabi: official `score`; Revealing Goals: `success`) averaged over the tuning seeds. The
-highest score is chosen (ties: the earlier point). The chosen points are `TUNED`, which the
-experiments' presets use; a test checks `TUNED` against the committed grid
-(`benchmarks/results/icp_tuning.json`, written by `benchmarks/tune_icp.py`).
+discount x target network, 16 points; Revealing Goals on 3 x 3 and 4 x 4 their own 8 points,
+`GRIDS`), widened along an axis while a chosen point sits on its edge (`LADDER`: a line search
+from each method's chosen point, the same number of points for every method). Each point trains
+that method alone with the experiment's full preset (same environment steps, games per update
+and network as the claims) on the tuning seeds, which are disjoint from the seeds of the claims;
+its score is the method's final greedy metric (Small Hanabi: official `score`; Revealing Goals:
+`success`) averaged over the tuning seeds. The highest score is chosen (ties: the earlier
+point). The chosen points are `TUNED`, which the experiments' presets use; a test checks `TUNED`
+against the committed grid (`benchmarks/results/icp_tuning.json`, written by
+`benchmarks/tune_icp.py`).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ EXPERIMENTS = {
     "icp.hanabi_small": "score",
     "icp.revealing_goals": "success",
     "icp.revealing_goals_3x3": "success",
+    "icp.revealing_goals_4x4": "success",
 }
 """The tuned experiments and the metric each is scored by (higher is better)."""
 GRID: dict[str, tuple] = {
@@ -46,13 +47,19 @@ GRIDS: dict[str, dict[str, tuple]] = {
         "gamma": (0.99, 0.999),
         "target_every": (25, 100),
     },
+    "icp.revealing_goals_4x4": {
+        "lr": (3e-4, 1e-3),
+        "gamma": (0.9, 0.99),
+        "target_every": (25, 100),
+    },
 }
 """Experiments with their own grid (the same for every method of the experiment) instead of
 `GRID`. Revealing Goals on 3 x 3 runs every point at its full 4M environment steps (below 3M
 VDN is still at chance there, so a shorter grid could not rank its points), which costs about
 2 minutes a point and seed on one core: 8 points around a 5-point VDN pilot on tuning seed 100
 (3e-4 / 0.999 / 25 best: 0.35; 1e-3 0.20; 3e-3 at chance), widened by `LADDER` like the
-others."""
+others. 4 x 4 runs its 8 points the same way, centred on the 3 x 3 choices (every method chose
+the discount 0.9 there, below that grid, so 4 x 4's discount axis is {0.9, 0.99})."""
 LADDER: dict[str, tuple] = {
     "lr": (1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2),
     "gamma": (0.5, 0.7, 0.9, 0.99, 0.999),
