@@ -82,6 +82,33 @@ def test_prefix_reuse_scores_equal_unshared(folder):
     assert ref[-1] == 0.0
 
 
+def test_prefix_reuse_next_token_logits_equal_whole_prompt_passes(folder, seed):
+    """next_token_logits runs the shared prefix once: its logits equal one whole-prompt pass
+    per prompt, unsteered and under steering over every position, inside the prefix only and
+    after it only (the hook sees absolute positions in the prefix run and the rest run)."""
+    from iclr25.core.lm.hf import HFLM
+
+    shots = "the cat sat on the mat . the dog ran on a mat . " * 2
+    prompts = [shots + q for q in ("the cat", "a dog", "the dog sat", "the dog ran")]
+    prompts += [shots + "the dog ran", "dog", "the"]  # a duplicate, and no common prefix
+    ids = list(range(len(WORDS)))
+    v = np.random.default_rng(seed).normal(size=32) * 3
+    whole = HFLM.load(folder)
+    n = len(whole._prompt_ids(shots))
+    for positions in (None, [1, 2, n - 2], slice(n + 1, None)):
+        with whole.steer({0: v}, positions=positions):  # one pass per prompt, no cache
+            ref = [whole._logits([whole._prompt_ids(p)], True)[0][0, -1, ids] for p in prompts]
+        ref = np.stack(ref).astype(float)
+        for batch_size in (1, 2, 8):
+            lm = HFLM.load(folder, batch_size=batch_size)
+            with lm.steer({0: v}, positions=positions):
+                np.testing.assert_allclose(lm.next_token_logits(prompts, ids), ref, atol=1e-4)
+                np.testing.assert_allclose(
+                    lm.next_token_logits(prompts[:4], ids), ref[:4], atol=1e-4
+                )
+    assert ref.shape == (7, len(ids))
+
+
 def test_greedy_equals_transformers_generate(lm):
     import torch
 

@@ -355,15 +355,56 @@ class HFLM:
 
     @_with_threads
     def next_token_logits(self, prompts: Sequence[str], token_ids: Sequence[int]) -> np.ndarray:
-        """Logits of `token_ids` after each prompt. Shapes: (B, K) float64."""
+        """Logits of `token_ids` after each prompt. Shapes: (B, K) float64.
+
+        Prefix reuse as in `score`: the token prefix common to all prompts (a shared system
+        header and instruction) runs once, prompts sorted by token ids go in chunks, each chunk
+        extends that prefix by the tokens its prompts share, and only the rest of each prompt
+        runs, on the prefix's key/value cache. Every token keeps its absolute position, and
+        forward hooks (`steer`, ablation) run over the prefix too, so the logits are those of
+        whole-prompt passes up to float rounding.
+        """
         prompts = check_prompts(prompts)
         ids = check_token_ids(token_ids, int(self.model.config.vocab_size))
         seqs = [self._prompt_ids(p) for p in prompts]
-        out = []
-        for sl in self._chunks(len(seqs)):
-            logits, _ = self._logits(seqs[sl], last_only=True)
-            out.append(logits[:, -1, ids].double().numpy())
-        return np.concatenate(out)
+        if any(not s for s in seqs):
+            raise ValueError("a prompt has no tokens: next_token_logits() needs one at least")
+        shared = self._run_prefix(_common_prefix(seqs), None, logprobs=False)
+        order = sorted(range(len(seqs)), key=lambda i: seqs[i])
+        out = np.zeros((len(seqs), len(ids)))
+        for sl in self._chunks(len(order)):
+            rows = order[sl]
+            chunk = [seqs[i] for i in rows]
+            prefix = self._run_prefix(_common_prefix(chunk), shared, logprobs=False)
+            out[rows] = self._last_logits(chunk, prefix)[:, ids].double().numpy()
+        return out
+
+    @torch.no_grad()
+    def _last_logits(self, seqs: Sequence[Sequence[int]], prefix: dict[str, Any]) -> torch.Tensor:
+        """Logits after the last token of each sequence, running only each sequence's rest
+        after `prefix` (a `_run_prefix` state common to all, leaving each at least one token),
+        left-padded between the prefix and the rest, on the prefix's key/value cache.
+        Shapes: B id lists -> (B, V)."""
+        n_pre = len(prefix["ids"])
+        rests = [list(s[n_pre:]) for s in seqs]
+        R = max(len(r) for r in rests)
+        ids = torch.full((len(seqs), R), self.pad_id, dtype=torch.long)
+        pos = torch.full((len(seqs), R), n_pre, dtype=torch.long)
+        mask = torch.zeros((len(seqs), n_pre + R), dtype=torch.long)
+        mask[:, :n_pre] = 1
+        for b, r in enumerate(rests):
+            ids[b, R - len(r) :] = torch.as_tensor(r)
+            pos[b, R - len(r) :] = n_pre + torch.arange(len(r))
+            mask[b, n_pre + R - len(r) :] = 1
+        kw: dict[str, Any] = {"use_cache": False}
+        if n_pre:
+            cache = copy.deepcopy(prefix["cache"])
+            cache.batch_repeat_interleave(len(seqs))
+            kw = {"cache": cache, "use_cache": True}
+        out = self.model(
+            input_ids=ids, attention_mask=mask, position_ids=pos, logits_to_keep=1, **kw
+        )
+        return out.logits[:, -1]
 
     @_with_threads
     def score(self, prompts: Sequence[str], continuations: Sequence[str]) -> np.ndarray:

@@ -214,7 +214,11 @@ def run(cfg: ControlConfig, ctx: RunContext) -> dict[str, float]:
         ks = [min(cfg.fractions), max(cfg.fractions), 0.0]
         for name, vec in (("steer_gen", sv.vectors[i]), ("random_steer_gen", rand[0, i])):
             unit = {layer: vec / np.linalg.norm(vec) * resid[layer]}
-            answers, lp = M.steered_generations(lm, prompts, unit, ks, cfg.gen_tokens)
+            if name == "steer_gen":
+                answers, lp = M.steered_generations(lm, prompts, unit, ks, cfg.gen_tokens)
+            else:  # at k = 0 nothing is added: the vector's unsteered answers are these too
+                a, b = M.steered_generations(lm, prompts, unit, ks[:2], cfg.gen_tokens)
+                answers, lp = [*a, answers[2]], np.vstack([b, lp[2:]])
             for j, key in enumerate(("bottom", "top", "zero")):
                 yes = [t.strip().lower().startswith("yes") for t in answers[j]]
                 out[f"{name}/yes_rate_{key}"] = float(np.mean(yes))
