@@ -7,6 +7,8 @@ the same `--prompts` individual prompts (half own, half human texts of `--tokens
 * `margin_batched`: the Yes-No margins of all prompts in one `answer_margin` call (the hf
   backend's chunks), what every experiment does;
 * `margin_single`: one call per prompt;
+* `margin_whole_prompts`: the hf backend's `next_token_logits` before its prefix reuse
+  (each chunk's whole prompts left-padded in one pass), reproduced here;
 * `steer`: output steering (k v added at every position of one block) of all prompts;
 * `colour`: colouring (k v added at the judged text's tokens only);
 * `ablate`: a direction projected out at one block.
@@ -26,6 +28,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import torch
 
 from iclr25.core.bench import bench_result, interleaved_medians, load_average, print_rows
 
@@ -34,7 +37,7 @@ OUT = Path(__file__).resolve().parent / "results" / "self_recognition.json"
 
 def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(prog="bench_self_recognition", description=__doc__.split("\n\n")[0])
-    p.add_argument("--prompts", type=int, default=8, help="judged prompts (half own, half human)")
+    p.add_argument("--prompts", type=int, default=12, help="judged prompts (half own, half human)")
     p.add_argument("--tokens", type=int, default=48, help="tokens of each judged text")
     p.add_argument("--layer", type=int, default=15, help="block steered, coloured and ablated")
     p.add_argument("--reps", type=int, default=5, help="timed repetitions (median reported)")
@@ -55,14 +58,21 @@ def main(argv: list[str] | None = None) -> dict:
     texts = [q.texts["own"] for q in probs] + [q.texts["human"] for q in probs]
     v = np.random.default_rng(1).standard_normal(int(lm.model.config.hidden_size))
     unit = {layer: v / np.linalg.norm(v)}
+    torch.set_num_threads(args.threads)  # the judge's own calls set it too; whole_prompts not
 
     def ablated():
         with M.project_out(lm, unit):
             answer_margin(lm, prompts, "individual")
 
+    def whole_prompts():
+        seqs = [lm._prompt_ids(q) for q in prompts]
+        for sl in lm._chunks(len(seqs)):
+            lm._logits(seqs[sl], last_only=True)
+
     calls = {
         "margin_batched": lambda: answer_margin(lm, prompts, "individual"),
         "margin_single": lambda: [answer_margin(lm, [q], "individual") for q in prompts],
+        "margin_whole_prompts": whole_prompts,
         "steer": lambda: M.steered_margins(lm, prompts, "individual", unit, [1.0]),
         "colour": lambda: M.coloured_margins(lm, prompts, texts, "individual", unit, [1.0]),
         "ablate": ablated,
