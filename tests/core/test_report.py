@@ -1,6 +1,7 @@
 """Reports come from stored results only; the committed docs match the committed results."""
 
 import dataclasses
+import re
 import shutil
 from pathlib import Path
 
@@ -21,6 +22,23 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_committed_docs_are_generated_from_committed_results():
     stale = update_docs(ROOT / "results", ROOT / "docs", check=True)
     assert not stale, f"run `iclr25 report`: stale {stale}"
+
+
+def test_generated_tables_keep_pipes_inside_their_cells():
+    """Claim statements, paper values and reasons hold pipes (|x|, ||G||): every generated table
+    row must have as many cell borders as its header, or the page shows broken rows."""
+    border = re.compile(r"(?<!\\)\|")
+    pages = [ROOT / "docs/index.md", *sorted((ROOT / "docs/papers").glob("*.md"))]
+    assert any("\\|" in p.read_text() for p in pages)  # some cell does hold an escaped pipe
+    for page in pages:
+        header = None
+        for n, line in enumerate(page.read_text().splitlines(), 1):
+            if not line.startswith("|"):
+                header = None
+            elif header is None:
+                header = len(border.findall(line))
+            else:
+                assert len(border.findall(line)) == header, f"{page.name}:{n}: {line[:80]}"
 
 
 def test_html_report_is_self_contained(tmp_path):

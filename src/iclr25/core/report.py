@@ -150,9 +150,10 @@ def claims_markdown(group: RunGroup) -> str:
     ]
     for v in group.verdicts():
         lines.append(
-            f"| **{v.claim.id}**: {v.claim.statement} | {v.claim.paper_value or '—'} | "
-            f"{_fmt_effect(v)} | {_fmt_diff(v)} | {_fmt_n(v)} | {VERDICT_MARK[v.verdict]}: "
-            f"{v.reason} | {why(v, group.variant, group.cpu) or '—'} |"
+            f"| **{v.claim.id}**: {_cell(v.claim.statement)} | "
+            f"{_cell(v.claim.paper_value or '—')} | {_fmt_effect(v)} | {_fmt_diff(v)} | "
+            f"{_fmt_n(v)} | {VERDICT_MARK[v.verdict]}: {_cell(v.reason)} | "
+            f"{_cell(why(v, group.variant, group.cpu) or '—')} |"
         )
     return "\n".join(lines)
 
@@ -219,7 +220,7 @@ def glossary_markdown(experiments: Sequence[Experiment]) -> str:
     for exp in experiments:
         for m in exp.metrics:
             vol = " (wall-clock)" if m.volatile else ""
-            lines.append(f"| `{exp.name}`: `{m.pattern}` | {m.direction} | {m.doc}{vol} |")
+            lines.append(f"| `{exp.name}`: `{m.pattern}` | {m.direction} | {_cell(m.doc)}{vol} |")
     return "\n".join(lines)
 
 
@@ -371,8 +372,8 @@ def index_markdown(groups: dict[str, RunGroup]) -> str:
         slug = g.experiment.slug
         for v in g.verdicts():
             rows.append(
-                f"| [{slug}](papers/{slug}.md) | `{name}` | {v.claim.statement} | "
-                f"{v.claim.paper_value or '—'} | {_fmt_effect(v)} | {_fmt_n(v)} | "
+                f"| [{slug}](papers/{slug}.md) | `{name}` | {_cell(v.claim.statement)} | "
+                f"{_cell(v.claim.paper_value or '—')} | {_fmt_effect(v)} | {_fmt_n(v)} | "
                 f"{VERDICT_MARK[v.verdict]} |"
             )
     return "\n".join(rows)
