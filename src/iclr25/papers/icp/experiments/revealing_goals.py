@@ -138,15 +138,44 @@ def run(cfg: GoalsConfig, ctx: RunContext) -> dict[str, float]:
     )
 
 
-EXPERIMENT = Experiment(
-    name="icp.revealing_goals",
-    summary="Revealing Goals at small scale (2 agents, 2 x 2 grid, 4 steps; scouting = stay "
-    "and broadcast): greedy success of VDN, ICP-RM and ICP-DM at equal environment steps.",
-    config=GoalsConfig,
-    presets=PRESETS,
-    run=run,
-    claims=CLAIMS,
-    metrics=METRICS,
-    seeds={"smoke": 1, "quick": 3, "full": 6},
-    figures=plots.goals_figures,
+def goals_experiment(
+    name: str, summary: str, presets: dict[str, GoalsConfig], claims: tuple[Claim, ...]
+) -> Experiment:
+    """A Revealing Goals experiment of one game size: `run`, `METRICS`, the learning-curve
+    figures, 1 / 3 / 6 seeds (smoke / quick / full)."""
+    return Experiment(
+        name=name,
+        summary=summary,
+        config=GoalsConfig,
+        presets=presets,
+        run=run,
+        claims=claims,
+        metrics=METRICS,
+        seeds={"smoke": 1, "quick": 3, "full": 6},
+        figures=plots.goals_figures,
+    )
+
+
+def sized_presets(
+    size: dict[str, int], training: TeamTraining, smoke_steps: int
+) -> dict[str, GoalsConfig]:
+    """The presets of a larger game `size` (GoalsConfig fields): full trains `training`; quick
+    100k environment steps, 2 curve points, 500 evaluation games; smoke `smoke_steps` steps of a
+    width-16 network on 8 games an update, 16 evaluation games."""
+    smoke = replace(training, steps=smoke_steps, batch=8, hidden=16, eval_points=1, eval_games=16)
+    return {
+        "smoke": GoalsConfig(**size, train=smoke),
+        "quick": GoalsConfig(
+            **size, train=replace(training, steps=100000, eval_points=2, eval_games=500)
+        ),
+        "full": GoalsConfig(**size, train=training),
+    }
+
+
+EXPERIMENT = goals_experiment(
+    "icp.revealing_goals",
+    "Revealing Goals at small scale (2 agents, 2 x 2 grid, 4 steps; scouting = stay and "
+    "broadcast): greedy success of VDN, ICP-RM and ICP-DM at equal environment steps.",
+    PRESETS,
+    CLAIMS,
 )

@@ -4,11 +4,11 @@ scouting actions), success against environment steps."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from iclr25.core.experiment import Experiment
-from iclr25.papers.icp import plots
-from iclr25.papers.icp.experiments.revealing_goals import METRICS, GoalsConfig, dm_beats_vdn, run
+from iclr25.papers.icp.experiments.revealing_goals import (
+    dm_beats_vdn,
+    goals_experiment,
+    sized_presets,
+)
 from iclr25.papers.icp.training import TUNED, TeamTraining
 
 # DEVIATION: Revealing Goals on a 3 x 3 grid with 6 steps and 9 scouting actions (9 messages:
@@ -35,16 +35,7 @@ TRAINING = TeamTraining(
 SIZE = {"grid": 3, "horizon": 6, "num_signals": 9, "num_messages": 9}
 """The game: 3 x 3 grid, 6 steps, 9 scouting actions, one message per cell."""
 
-PRESETS = {
-    "smoke": GoalsConfig(
-        **SIZE,
-        train=replace(TRAINING, steps=384, batch=8, hidden=16, eval_points=1, eval_games=16),
-    ),
-    "quick": GoalsConfig(
-        **SIZE, train=replace(TRAINING, steps=100000, eval_points=2, eval_games=500)
-    ),
-    "full": GoalsConfig(**SIZE, train=TRAINING),
-}
+PRESETS = sized_presets(SIZE, TRAINING, smoke_steps=384)
 
 CLAIMS = (
     dm_beats_vdn(
@@ -74,16 +65,11 @@ CLAIMS = (
     ),
 )
 
-EXPERIMENT = Experiment(
-    name="icp.revealing_goals_3x3",
-    summary="Revealing Goals on a 3 x 3 grid (2 agents, 6 steps, 9 scouting actions): greedy "
+EXPERIMENT = goals_experiment(
+    "icp.revealing_goals_3x3",
+    "Revealing Goals on a 3 x 3 grid (2 agents, 6 steps, 9 scouting actions): greedy "
     "success of VDN, ICP-RM and ICP-DM at equal environment steps, each method tuned at the "
     "full budget.",
-    config=GoalsConfig,
-    presets=PRESETS,
-    run=run,
-    claims=CLAIMS,
-    metrics=METRICS,
-    seeds={"smoke": 1, "quick": 3, "full": 6},
-    figures=plots.goals_figures,
+    PRESETS,
+    CLAIMS,
 )

@@ -4,11 +4,11 @@ grid, 8 steps, 16 scouting actions), success against environment steps."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from iclr25.core.experiment import Experiment
-from iclr25.papers.icp import plots
-from iclr25.papers.icp.experiments.revealing_goals import METRICS, GoalsConfig, dm_beats_vdn, run
+from iclr25.papers.icp.experiments.revealing_goals import (
+    dm_beats_vdn,
+    goals_experiment,
+    sized_presets,
+)
 from iclr25.papers.icp.training import TUNED, TeamTraining
 
 # DEVIATION: Revealing Goals on a 4 x 4 grid with 8 steps and 16 scouting actions (16
@@ -31,16 +31,7 @@ TRAINING = TeamTraining(**PROVISIONAL, steps=4000000, batch=64, hidden=64, eval_
 SIZE = {"grid": 4, "horizon": 8, "num_signals": 16, "num_messages": 16}
 """The game: 4 x 4 grid, 8 steps, 16 scouting actions, one message per cell."""
 
-PRESETS = {
-    "smoke": GoalsConfig(
-        **SIZE,
-        train=replace(TRAINING, steps=512, batch=8, hidden=16, eval_points=1, eval_games=16),
-    ),
-    "quick": GoalsConfig(
-        **SIZE, train=replace(TRAINING, steps=100000, eval_points=2, eval_games=500)
-    ),
-    "full": GoalsConfig(**SIZE, train=TRAINING),
-}
+PRESETS = sized_presets(SIZE, TRAINING, smoke_steps=512)
 
 CLAIMS = (
     dm_beats_vdn(
@@ -57,16 +48,11 @@ CLAIMS = (
     ),
 )
 
-EXPERIMENT = Experiment(
-    name="icp.revealing_goals_4x4",
-    summary="Revealing Goals on a 4 x 4 grid (2 agents, 8 steps, 16 scouting actions): greedy "
+EXPERIMENT = goals_experiment(
+    "icp.revealing_goals_4x4",
+    "Revealing Goals on a 4 x 4 grid (2 agents, 8 steps, 16 scouting actions): greedy "
     "success of VDN, ICP-RM and ICP-DM at equal environment steps, each method tuned at the "
     "full budget.",
-    config=GoalsConfig,
-    presets=PRESETS,
-    run=run,
-    claims=CLAIMS,
-    metrics=METRICS,
-    seeds={"smoke": 1, "quick": 3, "full": 6},
-    figures=plots.goals_figures,
+    PRESETS,
+    CLAIMS,
 )
