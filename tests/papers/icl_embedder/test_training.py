@@ -19,6 +19,7 @@ from iclr25.papers.icl_embedder.prompt import (
 )
 from iclr25.papers.icl_embedder.training import (
     batch_ids,
+    lm_examples,
     lm_packed,
     lm_probe,
     lm_sequences,
@@ -96,6 +97,33 @@ def test_lm_packed_targets_are_the_answers_of_their_questions(tok):
         lm_packed(WORLD, tok, n=1, rng=np.random.default_rng(0), segments=1)
 
 
+def test_lm_examples_reveal_the_shared_word_and_end_with_the_query_answer(tok):
+    seqs, targets = lm_examples(WORLD, tok, n=40, rng=np.random.default_rng(4), examples=3)
+    resp, query, inst = (tok.convert_tokens_to_ids(m) for m in MARKUP[2::-1])
+    revealed = []
+    for ids, tgt in zip(seqs, targets, strict=True):
+        assert ids[0] == tok.bos_token_id and ids.count(inst) == 4  # 3 examples and the query
+        assert ids[-2:] == [resp, tok.eos_token_id] and tgt[-1][0] == len(ids) - 1
+        assert tok.convert_ids_to_tokens(ids[ids.index(inst) + 2]) == "item"  # ambiguous
+        attributes = {WORLD.words.index(tok.convert_ids_to_tokens(a)) // WORLD.n_values
+                      for _, a in tgt}  # fmt: skip
+        assert len(attributes) == 1  # one hidden attribute per sequence
+        last_query = ids[len(ids) - 1 - ids[::-1].index(query) : -2]
+        assert tgt[-1][1] in last_query  # the final answer is the query's own word
+        for pos, word in tgt[:-1]:  # a revealed example: ... <response> positive EOS word
+            assert ids[pos : pos + 2] == [tok.eos_token_id, word]
+            q = pos - ids[:pos][::-1].index(query)
+            r = pos - ids[:pos][::-1].index(resp)
+            assert word in ids[q:r] and word in ids[r:pos]  # in the query and in the positive
+            assert sum(t in ids[r:pos] for t in set(ids[q:r]) - {resp, inst}) == 1  # the one
+        revealed.append(len(tgt) - 1)
+    assert 0 < np.mean(revealed) < 3  # reveal=0.5: some examples, not all
+    hidden, _ = lm_examples(WORLD, tok, n=5, rng=np.random.default_rng(4), reveal=0.0)
+    assert all(ids.count(tok.eos_token_id) == 1 for ids in hidden)  # the official format
+    with pytest.raises(ValueError, match="examples=19"):
+        lm_examples(WORLD, tok, n=1, rng=np.random.default_rng(0), examples=19)
+
+
 def test_pretrain_lm_packed_steps_come_first(tok, monkeypatch):
     import iclr25.papers.icl_embedder.training as training
 
@@ -115,6 +143,14 @@ def test_pretrain_lm_packed_steps_come_first(tok, monkeypatch):
     assert calls == [("packed", 4), ("packed", 1), ("prompts", 3), ("packed", 1), ("prompts", 3)]
     with pytest.raises(ValueError, match="packed_steps=4"):
         pretrain_lm(small(tok), tok, WORLD, steps=3, packed_steps=4, rng=np.random.default_rng(0))
+    calls.clear()
+    monkeypatch.setattr(training, "lm_examples", counting("examples", training.lm_examples))
+    pretrain_lm(small(tok), tok, WORLD, steps=2, batch_size=4, packed_steps=1, packed_frac=0.25,
+                example_frac=0.5, rng=np.random.default_rng(7))  # fmt: skip
+    assert calls == [("packed", 4), ("packed", 1), ("examples", 2), ("prompts", 1)]
+    with pytest.raises(ValueError, match=r"example_frac=0\.8"):
+        pretrain_lm(small(tok), tok, WORLD, steps=1, packed_frac=0.5, example_frac=0.8,
+                    rng=np.random.default_rng(0))  # fmt: skip
 
 
 def test_pretrain_lm_lowers_the_loss_and_probe_keys(tok):
